@@ -1,0 +1,185 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { readFileSync } from 'node:fs';
+
+/** A configuration problem that must stop the process; the message names the variable. */
+export class ConfigError extends Error {}
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Setting<T> {
+  /** Environment variable name. */
+  env: string;
+  /** Default when unset or empty; `undefined` means "not set" (optional). */
+  default?: T;
+  parse: Parser<T>;
+  /** One line for the README configuration table. */
+  description: string;
+}
+
+const text: Parser<string> = (raw) => raw;
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw, name) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+    return value;
+  };
+}
+
+function oneOf<T extends string>(...values: T[]): Parser<T> {
+  return (raw, name) => {
+    if (!(values as string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
+}
+
+function url(...protocols: string[]): Parser<string> {
+  return (raw, name) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name} must be a URL, got an unparsable value`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+    }
+    return raw;
+  };
+}
+
+const base64Key: Parser<Buffer> = (raw, name) => {
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes encoded as base64 (openssl rand -base64 32)`);
+  return key;
+};
+
+const apiKeyValue: Parser<string> = (raw, name) => {
+  if (raw.length < 24 || /\s/.test(raw)) throw new ConfigError(`${name} must be at least 24 characters without spaces`);
+  return raw;
+};
+
+/**
+ * Every setting the service reads. The README's configuration table lists exactly these
+ * (a test keeps the two in step).
+ */
+export const settings = {
+  host: { env: 'HOST', default: '127.0.0.1', parse: text, description: 'Interface the HTTP server binds to.' },
+  port: { env: 'PORT', default: 8080, parse: integer(0, 65535), description: 'HTTP port (0 picks a free one).' },
+  dataDir: {
+    env: 'CATCHMENT_DATA_DIR',
+    default: './data',
+    parse: text,
+    description: 'Where embedded data lives: the PGlite database, the generated encryption key, later the vector index and raw data.',
+  },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    parse: url('postgres:', 'postgresql:'),
+    description: 'PostgreSQL connection URL. Unset: an embedded PGlite database under the data directory.',
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    parse: url('redis:', 'rediss:'),
+    description: 'Redis URL for the job queue, pub/sub and rate limits. Unset: in-process equivalents (single process only).',
+  },
+  pgliteHost: {
+    env: 'CATCHMENT_PGLITE_HOST',
+    default: '127.0.0.1',
+    parse: text,
+    description: 'Embedded mode: interface on which the running server shares its PGlite database with the CLI.',
+  },
+  pglitePort: {
+    env: 'CATCHMENT_PGLITE_PORT',
+    default: 0,
+    parse: integer(0, 65535),
+    description: 'Embedded mode: port for that socket (0 picks a free one; the CLI finds it in the data directory).',
+  },
+  encryptionKey: {
+    env: 'CATCHMENT_ENCRYPTION_KEY',
+    parse: base64Key,
+    description:
+      'Base64 of 32 random bytes that encrypts credentials and signing keys at rest. Unset: generated once into `<data dir>/encryption.key`. Set it when several processes share one database.',
+  },
+  bootstrapApiKey: {
+    env: 'CATCHMENT_BOOTSTRAP_API_KEY',
+    parse: apiKeyValue,
+    description: 'On the first start with an empty database, the API key of the default organization (otherwise one is generated and printed once).',
+  },
+  logLevel: {
+    env: 'CATCHMENT_LOG_LEVEL',
+    default: 'info' as const,
+    parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+    description: 'Log level of the JSON logs on stdout.',
+  },
+  maxBodyBytes: {
+    env: 'CATCHMENT_MAX_BODY_BYTES',
+    default: 1_048_576,
+    parse: integer(1024, 104_857_600),
+    description: 'Largest accepted request body; larger bodies get 413.',
+  },
+  rateLimitRequests: {
+    env: 'CATCHMENT_RATE_LIMIT_REQUESTS',
+    default: 600,
+    parse: integer(0, 1_000_000),
+    description: 'Requests per organization and resource family (collections, source connections, sources, webhooks) per window; 0 disables rate limiting.',
+  },
+  rateLimitWindowSeconds: {
+    env: 'CATCHMENT_RATE_LIMIT_WINDOW_SECONDS',
+    default: 60,
+    parse: integer(1, 86_400),
+    description: 'Length of the rate-limit window in seconds.',
+  },
+  tokenTtlSeconds: {
+    env: 'CATCHMENT_TOKEN_TTL_SECONDS',
+    default: 3600,
+    parse: integer(60, 31_536_000),
+    description: 'Default lifetime of bearer tokens issued by `catchment tokens issue`.',
+  },
+  shutdownTimeoutSeconds: {
+    env: 'CATCHMENT_SHUTDOWN_TIMEOUT_SECONDS',
+    default: 25,
+    parse: integer(1, 3600),
+    description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
+  },
+  embeddingModel: {
+    env: 'CATCHMENT_EMBEDDING_MODEL',
+    default: 'catchment-word-vectors-100d',
+    parse: text,
+    description: 'Embedding model name recorded on new collections (`embedding_model_name`).',
+  },
+  embeddingDimensions: {
+    env: 'CATCHMENT_EMBEDDING_DIMENSIONS',
+    default: 100,
+    parse: integer(1, 65_536),
+    description: 'Vector size of that model, recorded on new collections (`vector_size`).',
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof settings;
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+export type Config = {
+  [K in keyof Settings]: Settings[K] extends { default: unknown } ? ValueOf<Settings[K]> : ValueOf<Settings[K]> | undefined;
+};
+
+/** Deployment derived from configuration alone: embedded when no external database is configured. */
+export function isEmbedded(config: Pick<Config, 'databaseUrl'>): boolean {
+  return config.databaseUrl === undefined;
+}
+
+/**
+ * Reads the configuration from `env`, with values from a `.env` file in the working directory
+ * filling in what the environment leaves unset. Throws ConfigError naming the first bad variable.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = path.resolve('.env')): Config {
+  const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath)) : {};
+  const merged: Record<string, string | undefined> = { ...fromFile, ...env };
+  const config: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = merged[setting.env];
+    config[key] = raw === undefined || raw === '' ? setting.default : setting.parse(raw, setting.env);
+  }
+  return config as Config;
+}

@@ -1,0 +1,93 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { Request, Response, Router } from 'express';
+import express from 'express';
+import type { GraphQLSchema } from 'graphql';
+import { createHandler } from 'graphql-sse/lib/use/express';
+import type { GraphQLContext } from '../graphql/context.js';
+import { formatError, STATUS_BY_CODE } from '../graphql/errors.js';
+import type { Logger } from '../platform/logger.js';
+import type { Services } from '../services.js';
+
+/** Statuses a whole GraphQL response takes when every error is of one of these kinds. */
+const TRANSPORT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED']);
+
+export function contextFor(req: Request, res: Response, services: Services): GraphQLContext {
+  return { requestId: res.locals.requestId, principal: res.locals.principal, services, rateLimit: null };
+}
+
+/**
+ * Maps auth and rate-limit failures to HTTP statuses (401/403/429 with Retry-After) so HTTP clients
+ * and proxies see them, and reports rate-limit headers on every response.
+ */
+function httpStatusPlugin(): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response, contextValue }) {
+          const rateLimit = contextValue.rateLimit;
+          if (rateLimit) {
+            response.http.headers.set('ratelimit-limit', String(rateLimit.limit));
+            response.http.headers.set('ratelimit-remaining', String(rateLimit.remaining));
+            response.http.headers.set('ratelimit-reset', String(rateLimit.resetSeconds));
+          }
+          if (response.body.kind !== 'single') return;
+          const codes = new Set((response.body.singleResult.errors ?? []).map((error) => String(error.extensions?.code)));
+          if (codes.size !== 1) return;
+          const [code] = codes as unknown as [string];
+          if (!TRANSPORT_CODES.has(code)) return;
+          response.http.status = STATUS_BY_CODE[code];
+          if (code === 'RATE_LIMITED' && rateLimit) response.http.headers.set('retry-after', String(rateLimit.resetSeconds));
+        },
+      };
+    },
+  };
+}
+
+function errorLoggingPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart({ contextValue }) {
+      return {
+        async didEncounterErrors({ errors }) {
+          for (const error of errors) {
+            const original = error.originalError;
+            if (original && !('code' in original) && !error.extensions?.code) {
+              logger.error({ err: original, requestId: contextValue.requestId }, 'unexpected error in a GraphQL operation');
+            }
+          }
+        },
+      };
+    },
+  };
+}
+
+export interface GraphqlEndpoints {
+  /** graphql-sse subscriptions; mount before `router` (GraphQL over SSE, distinct connections). */
+  streamHandler: (req: Request, res: Response) => Promise<void>;
+  router: Router;
+  stop(): Promise<void>;
+}
+
+export async function graphqlEndpoints(schema: GraphQLSchema, services: Services, logger: Logger): Promise<GraphqlEndpoints> {
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    introspection: true,
+    formatError,
+    plugins: [ApolloServerPluginLandingPageDisabled(), httpStatusPlugin(), errorLoggingPlugin(logger)],
+  });
+  await apollo.start();
+
+  const sse = createHandler<GraphQLContext>({
+    schema,
+    context: (req) => contextFor(req.raw, req.context.res, services),
+  });
+
+  const router = express.Router();
+  router.use(expressMiddleware(apollo, { context: async ({ req, res }) => contextFor(req, res, services) }));
+  return {
+    streamHandler: sse,
+    router,
+    stop: () => apollo.stop(),
+  };
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { GraphQLSchema } from 'graphql';
+import type { Document } from 'openapi-backend';
+import type { Logger } from '../platform/logger.js';
+import { restFacade } from '../rest/facade.js';
+import type { Services } from '../services.js';
+import { authenticate } from './authenticate.js';
+import { offlinePagesRouter } from './offline-pages.js';
+import { graphqlEndpoints } from './graphql-endpoints.js';
+
+export const PATHS = { graphql: '/graphql', stream: '/graphql/stream', openapiJson: '/openapi.json', docs: '/docs' } as const;
+
+export interface HttpAppOptions {
+  schema: GraphQLSchema;
+  openapi: Document;
+  services: Services;
+  logger: Logger;
+  maxBodyBytes: number;
+  /** Readiness: resolves when the database (and Redis, when used) answer. */
+  ready(): Promise<void>;
+}
+
+export interface HttpApp {
+  app: express.Express;
+  stop(): Promise<void>;
+}
+
+/**
+ * The HTTP surface, by request phase: request id and access log → health → public documents and
+ * browser pages → body parsing → credentials → GraphQL (SSE stream, then Apollo) → REST facade.
+ */
+export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
+  const { services, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+
+  app.use(requestLog(logger));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await options.ready();
+      res.json({ status: 'ready' });
+    } catch (error) {
+      logger.warn({ err: error }, 'readiness check failed');
+      res.status(503).json({ detail: 'Not ready: a backing service does not answer' });
+    }
+  });
+  app.get(PATHS.openapiJson, (_req, res) => {
+    res.json(options.openapi);
+  });
+  app.use(offlinePagesRouter({ graphqlPath: PATHS.graphql, streamPath: PATHS.stream, openapiJsonPath: PATHS.openapiJson, docsPath: PATHS.docs }));
+
+  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(authenticate(services.auth));
+
+  const graphql = await graphqlEndpoints(options.schema, services, logger);
+  app.use(PATHS.stream, graphql.streamHandler);
+  app.use(PATHS.graphql, graphql.router);
+
+  const rest = await restFacade(options.openapi, options.schema, services, logger);
+  app.use(rest);
+
+  app.use(errorHandler(logger));
+  return { app, stop: graphql.stop };
+}
+
+function requestLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = requestId;
+    res.locals.principal = null;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const principal = res.locals.principal;
+      logger.info(
+        {
+          requestId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          organizationId: principal?.organizationId,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+/** Body-parser failures get the contract's shapes; anything else is logged and answered with a bare 500. */
+function errorHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const type = (error as { type?: string }).type;
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (type === 'entity.too.large') {
+      res.status(413).json({ detail: 'Request body too large' });
+      return;
+    }
+    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      const message = type === 'entity.parse.failed' ? 'JSON decode error' : 'Unsupported body encoding';
+      if (req.path.startsWith(PATHS.graphql)) res.status(400).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+      else res.status(422).json({ detail: [{ loc: ['body'], msg: message, type: 'json_invalid' }] });
+      return;
+    }
+    logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
+    res.status(500).json({ detail: 'Internal server error' });
+  };
+}
+
+/** Stops accepting connections and waits for in-flight requests, up to `timeoutMs`. */
+export function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      resolve();
+    }, timeoutMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // Idle keep-alive sockets would hold close() open; open streams (SSE) end with the process.
+    server.closeIdleConnections();
+  });
+}

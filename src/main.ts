@@ -1,0 +1,143 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { openCore, startServer, type Core, type Roles } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { printGraphqlSchema } from './graphql/schema.js';
+import { createLogger } from './platform/logger.js';
+import { DomainError } from './shared/errors.js';
+
+const USAGE = `Usage: catchment <command> [options]
+
+  start                                   API and worker in one process (what npm start runs)
+  serve                                   API only
+  worker                                  worker only
+  migrate                                 apply pending database migrations and exit
+  orgs create --name N                    create an organization and its first API key
+  api-keys create --org ID                create another API key for an organization
+  api-keys revoke --id ID                 revoke an API key
+  tokens issue --org ID --email E --role owner|admin|member [--ttl SECONDS]
+                                          issue a bearer token for a user of an organization
+  schema:print                            print the GraphQL schema (SDL)
+  migrate:create                          generate a migration from the entities (development)
+
+Every operator command prints JSON. Configuration comes from the environment (see README).`;
+
+class UsageError extends Error {}
+
+function option(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function withCore<T>(config: Config, run: (core: Core) => Promise<T>): Promise<T> {
+  const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), { migrate: true });
+  try {
+    return await run(core);
+  } finally {
+    await core.close();
+  }
+}
+
+/** Runs the process's roles until SIGTERM/SIGINT, then finishes in-flight work and exits. */
+async function serve(config: Config, roles: Roles): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const running = await startServer(config, logger, roles);
+  const lines = roles.api
+    ? [`Catchment is listening on ${running.url}`, `  GraphQL playground: ${running.url}/graphql`, `  REST reference:     ${running.url}/docs`]
+    : ['Catchment worker is running'];
+  if (running.bootstrapApiKey) {
+    // Printed once, straight to the terminal and never through the logger: only its hash is stored.
+    lines.push(`  API key of the default organization (shown once): ${running.bootstrapApiKey}`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    try {
+      await running.stop();
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<unknown> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      id: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
+      ttl: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || command === '' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return undefined;
+  }
+  if (command === 'schema:print') {
+    process.stdout.write(await printGraphqlSchema());
+    return undefined;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'start':
+      await serve(config, { api: true, worker: true });
+      return undefined;
+    case 'serve':
+      await serve(config, { api: true, worker: false });
+      return undefined;
+    case 'worker':
+      await serve(config, { api: false, worker: true });
+      return undefined;
+    case 'migrate':
+      return withCore(config, async (core) => ({ applied: await core.database.migrate() }));
+    case 'migrate:create':
+      return withCore(config, async (core) => {
+        const result = await core.database.orm.migrator.create(new URL('./migrations', import.meta.url).pathname);
+        return { file: result.fileName, up: result.diff.up, note: 'append it to src/migrations/index.ts' };
+      });
+    case 'orgs create':
+      return withCore(config, (core) => core.services.organizations.createOrganization(option(values, 'name')));
+    case 'api-keys create':
+      return withCore(config, (core) => core.services.organizations.createApiKey(option(values, 'org')));
+    case 'api-keys revoke':
+      return withCore(config, (core) => core.services.organizations.revokeApiKey(option(values, 'id')));
+    case 'tokens issue': {
+      const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
+      if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
+      return withCore(config, (core) =>
+        core.services.auth.issueToken({ organizationId: option(values, 'org'), email: option(values, 'email'), role: option(values, 'role'), ttlSeconds: ttl }),
+      );
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (output) => {
+    if (output !== undefined) process.stdout.write(JSON.stringify(output, null, 2) + '\n');
+  },
+  (error: unknown) => {
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known = usage || error instanceof ConfigError || error instanceof DomainError;
+    const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? String(error)}`;
+    process.stderr.write(JSON.stringify({ error: message, ...(error instanceof DomainError ? { code: error.code } : {}) }) + '\n');
+    if (usage) process.stderr.write('\n' + USAGE + '\n');
+    process.exit(usage ? 2 : 1);
+  },
+);

@@ -1,0 +1,117 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Logger } from '../logger.js';
+
+/**
+ * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
+ * served over the Postgres wire protocol on loopback so the ORM uses the ordinary `pg` driver.
+ *
+ * Only one process may open the files. The one that does writes `pglite.json` (its pid and address);
+ * every other process (the CLI while the server runs) connects to that address instead.
+ */
+export interface EmbeddedPostgres {
+  url: string;
+  /** True when this process opened the files; false when it joined another process's database. */
+  owner: boolean;
+  close(): Promise<void>;
+}
+
+interface Lock {
+  pid: number;
+  url: string | null;
+}
+
+const STARTUP_WAIT_MS = 60_000;
+
+export async function openEmbeddedPostgres(options: { dataDir: string; host: string; port: number; logger: Logger }): Promise<EmbeddedPostgres> {
+  const { dataDir, logger } = options;
+  mkdirSync(dataDir, { recursive: true });
+  const lockFile = path.join(dataDir, 'pglite.json');
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+
+  for (;;) {
+    const lock = readLock(lockFile);
+    if (lock && processAlive(lock.pid) && lock.pid !== process.pid) {
+      if (lock.url && (await reachable(lock.url))) {
+        logger.debug({ pid: lock.pid }, 'joining the embedded database of a running process');
+        return { url: lock.url, owner: false, close: async () => {} };
+      }
+      // The owner is still starting PGlite (it takes seconds): wait for its address.
+      if (Date.now() > deadline) throw new Error(`Process ${lock.pid} holds ${lockFile} but its database does not answer`);
+      await sleep(200);
+      continue;
+    }
+    if (lock) rmSync(lockFile, { force: true }); // stale: its process is gone
+    if (!tryWriteLock(lockFile, { pid: process.pid, url: null })) continue; // lost a race: look again
+    break;
+  }
+
+  try {
+    const db = await PGlite.create(path.join(dataDir, 'pglite'));
+    const server = new PGLiteSocketServer({ db, host: options.host, port: options.port, maxConnections: 32 });
+    await server.start();
+    const url = `postgresql://postgres@${server.getServerConn()}/postgres`;
+    writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock));
+    logger.info({ address: server.getServerConn() }, 'embedded database ready');
+    return {
+      url,
+      owner: true,
+      close: async () => {
+        await server.stop();
+        await db.close();
+        rmSync(lockFile, { force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(lockFile, { force: true });
+    throw error;
+  }
+}
+
+function readLock(file: string): Lock | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Lock;
+  } catch {
+    return null;
+  }
+}
+
+function tryWriteLock(file: string, lock: Lock): boolean {
+  try {
+    writeFileSync(file, JSON.stringify(lock), { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}

@@ -1,0 +1,42 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const opened: RateLimiter[] = [];
+afterAll(async () => {
+  await Promise.all(opened.map((limiter) => limiter.close()));
+});
+
+describe.each([
+  ['in memory', undefined],
+  ['in Redis', REDIS_URL],
+])('rate limiter %s', (_name, redisUrl) => {
+  test('allows the configured number of requests per key and window, then refuses with the time to wait', async () => {
+    const limiter = createRateLimiter({ points: 3, windowSeconds: 30, redisUrl })!;
+    opened.push(limiter);
+    const key = `collections:${Math.random()}`;
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(key));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
+    expect(decisions[3]!.limit).toBe(3);
+    expect(decisions[3]!.resetSeconds).toBeGreaterThan(0);
+    expect(decisions[3]!.resetSeconds).toBeLessThanOrEqual(30);
+    // Another key (another organization) has its own budget.
+    expect((await limiter.consume(`${key}:other`)).allowed).toBe(true);
+  });
+
+  test('a window of one second resets', async () => {
+    const limiter = createRateLimiter({ points: 1, windowSeconds: 1, redisUrl })!;
+    opened.push(limiter);
+    const key = `sources:${Math.random()}`;
+    expect((await limiter.consume(key)).allowed).toBe(true);
+    expect((await limiter.consume(key)).allowed).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await limiter.consume(key)).allowed).toBe(true);
+  });
+});
+
+test('zero requests per window disables rate limiting', () => {
+  expect(createRateLimiter({ points: 0, windowSeconds: 60 })).toBeNull();
+});

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import { execute, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
+import { parse as parseYaml } from 'yaml';
+import { contextFor } from '../http/graphql-endpoints.js';
+import { sendError, setRateLimitHeaders } from '../http/send-error.js';
+import type { Logger } from '../platform/logger.js';
+import type { Services } from '../services.js';
+import { DomainError, NotFoundError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
+import { collectionOperations } from './collections.operations.js';
+import type { RestOperation } from './operation.js';
+import { validationIssues } from './validation-issues.js';
+
+/** Every REST operation by its operationId in openapi/openapi.yaml. */
+const operations: Record<string, RestOperation> = { ...collectionOperations };
+
+export function loadOpenApiDocument(file = new URL('../../openapi/openapi.yaml', import.meta.url)): Document {
+  return parseYaml(readFileSync(file, 'utf8')) as Document;
+}
+
+interface Compiled extends RestOperation {
+  parsed: DocumentNode;
+}
+
+/**
+ * The REST facade: openapi-backend routes and validates each request against the OpenAPI document,
+ * then the operation runs as GraphQL in-process, with the same context a GraphQL request would get.
+ */
+export async function restFacade(document: Document, schema: GraphQLSchema, services: Services, logger: Logger) {
+  const compiled = new Map<string, Compiled>(Object.entries(operations).map(([id, op]) => [id, { ...op, parsed: parse(op.document) }]));
+
+  const api = new OpenAPIBackend({
+    definition: document,
+    strict: true,
+    quick: false,
+    validate: true,
+    coerceTypes: true,
+    // The document is OpenAPI 3.1 (JSON Schema 2020-12); openapi-backend's own Ajv speaks draft-07.
+    customizeAjv: (_ajv, options) => {
+      const ajv = new Ajv2020({ ...options, strict: true, allErrors: true });
+      addFormats.default(ajv);
+      return ajv as never;
+    },
+  });
+  // openapi-backend checks definitions against the OpenAPI 3.0 meta-schema, which rejects 3.1.
+  api.validateDefinition = () => document;
+
+  api.register({
+    notFound: (_c, _req: ExpressRequest, res: ExpressResponse) => res.status(404).json({ detail: 'Not Found' }),
+    methodNotAllowed: (c, _req: ExpressRequest, res: ExpressResponse) => {
+      const allowed = api.router.getOperations().filter((op) => api.router.matchOperation({ ...c.request, method: op.method }, false)?.operationId === op.operationId);
+      res.setHeader('Allow', allowed.map((op) => op.method.toUpperCase()).join(', '));
+      res.status(405).json({ detail: 'Method Not Allowed' });
+    },
+    // Credentials were checked by the authenticate middleware; here only their presence matters.
+    // openapi-backend runs security before validation, so anonymous callers learn nothing about inputs.
+    unauthorizedHandler: (_c, _req: ExpressRequest, res: ExpressResponse) => {
+      sendError(res, new UnauthenticatedError('Missing credentials: send an x-api-key header or an Authorization: Bearer token'));
+    },
+    validationFail: (c, _req: ExpressRequest, res: ExpressResponse) => {
+      sendError(res, new ValidationError(validationIssues(c.validation.errors ?? [])));
+    },
+  });
+  const authenticated = (_c: Context, _req: ExpressRequest, res: ExpressResponse) => res.locals.principal !== null;
+  api.registerSecurityHandler('ApiKeyAuth', authenticated);
+  api.registerSecurityHandler('BearerAuth', authenticated);
+  for (const [operationId, operation] of compiled) {
+    api.register(operationId, (c: Context, req: ExpressRequest, res: ExpressResponse) => run(c, req, res, operation));
+  }
+  await api.init();
+
+  async function run(c: Context, req: ExpressRequest, res: ExpressResponse, operation: Compiled): Promise<void> {
+    const context = contextFor(req, res, services);
+    const result = await execute({ schema, document: operation.parsed, variableValues: operation.variables(c.request), contextValue: context });
+    setRateLimitHeaders(res, context.rateLimit);
+    const error = result.errors?.[0];
+    if (error) {
+      const original = error.originalError;
+      if (original instanceof DomainError) return sendError(res, original, operation.inputLocation);
+      // Variables the schema refused: the OpenAPI document let through what GraphQL's types do not.
+      if (!original) return sendError(res, new ValidationError([{ loc: [operation.inputLocation], msg: error.message, type: 'value_error' }]));
+      throw original;
+    }
+    const body = operation.respond(result.data as Record<string, unknown>);
+    if (body === undefined) return sendError(res, new NotFoundError(operation.notFound?.(c.request) ?? 'Not Found'));
+    res.status(200).json(body);
+  }
+
+  return async (req: ExpressRequest, res: ExpressResponse) => {
+    await api.handleRequest(
+      { method: req.method, path: req.path, query: req.query as Record<string, string | string[]>, headers: req.headers as Record<string, string | string[]>, body: req.body },
+      req,
+      res,
+    );
+  };
+}
+

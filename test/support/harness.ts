@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startServer, type RunningServer } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/platform/logger.js';
+
+/** The PostgreSQL and Redis this machine runs; tests create and drop their own database. */
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export type Deployment = 'embedded' | 'servers';
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `catchment_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestServerOptions {
+  deployment: Deployment;
+  env?: Record<string, string>;
+  /** Share another server's database (several API processes on one database). */
+  databaseUrl?: string;
+  dataDir?: string;
+}
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  running: RunningServer;
+  dataDir: string;
+  /** Key of the default organization created at first start. */
+  apiKey: string;
+  databaseUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** Starts a real server on a loopback port, embedded (PGlite) or on this machine's PostgreSQL and Redis. */
+export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'catchment-test-'));
+  const database = options.deployment === 'servers' && !options.databaseUrl ? await createTestDatabase() : null;
+  const databaseUrl = options.databaseUrl ?? database?.url;
+  const bootstrapKey = `ck_test_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+  const config = loadConfig(
+    {
+      PORT: '0',
+      CATCHMENT_DATA_DIR: dataDir,
+      CATCHMENT_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      CATCHMENT_BOOTSTRAP_API_KEY: bootstrapKey,
+      ...(options.deployment === 'servers' ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY } : {}),
+      ...options.env,
+    },
+    '/nonexistent/.env',
+  );
+  const running = await startServer(config, createLogger(config.logLevel));
+  return {
+    url: running.url,
+    config,
+    running,
+    dataDir,
+    apiKey: running.bootstrapApiKey ?? bootstrapKey,
+    databaseUrl,
+    stop: async () => {
+      await running.stop();
+      await database?.drop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const TEST_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A small client for the REST paths: JSON in, JSON out, any headers. */
+export async function http<T = any>(
+  baseUrl: string,
+  method: string,
+  pathAndQuery: string,
+  options: { apiKey?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey) headers['x-api-key'] = options.apiKey;
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const response = await fetch(baseUrl + pathAndQuery, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/** Runs a GraphQL operation over HTTP. */
+export async function graphql<T = any>(
+  baseUrl: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  auth: { apiKey?: string; token?: string } = {},
+): Promise<HttpResult<{ data?: T; errors?: { message: string; extensions?: Record<string, any> }[] }>> {
+  return http(baseUrl, 'POST', '/graphql', { ...auth, body: { query, variables } });
+}

@@ -1,0 +1,8 @@
+// Prints one plain closing line ("N passed, N failed, N skipped") that CI systems can read.
+class SummaryReporter {
+  onRunComplete(_contexts, results) {
+    const skipped = results.numPendingTests + results.numTodoTests;
+    process.stdout.write(`\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped\n`);
+  }
+}
+module.exports = SummaryReporter;

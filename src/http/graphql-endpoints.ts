@@ -3,7 +3,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import type { Request, Response, Router } from 'express';
 import express from 'express';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLError, GraphQLSchema } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatError, STATUS_BY_CODE } from '../graphql/errors.js';
@@ -78,9 +78,14 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
   });
   await apollo.start();
 
+  // Subscriptions report errors with the same codes and masking as Apollo does for the rest
+  // (onNext sees single results too, such as a subscribe() that refused the caller).
+  const formatResult = <R extends { errors?: readonly GraphQLError[] }>(result: R): R =>
+    result.errors ? ({ ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } as R) : result;
   const sse = createHandler<GraphQLContext>({
     schema,
     context: (req) => contextFor(req.raw, req.context.res, services),
+    onNext: (_ctx, _req, result) => formatResult(result),
   });
 
   const router = express.Router();

@@ -16,7 +16,7 @@ export function renameKeys(value: unknown, rename: (key: string) => string): unk
   if (Array.isArray(value)) return value.map((item) => renameKeys(item, rename));
   const prototype = value !== null && typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
   if (prototype === Object.prototype || prototype === null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [rename(key), renameKeys(item, rename)]));
+    return Object.fromEntries(Object.entries(value as object).map(([key, item]) => [rename(key), renameKeys(item, rename)]));
   }
   return value;
 }

@@ -95,7 +95,7 @@ export class AuthService {
   /** The newest signing key, created on first use. */
   private async currentSigningKey(): Promise<{ id: string; secret: Uint8Array }> {
     const em = this.orm.em.fork();
-    let record = await em.findOne(SigningKey, {}, { orderBy: { createdAt: 'desc' } });
+    let [record] = await em.find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     if (!record) {
       record = em.create(SigningKey, { sealedSecret: this.secretBox.seal(randomBytes(32).toString('base64')) });
       await em.flush();

@@ -30,8 +30,9 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   return value;
 }
 
-async function withCore<T>(config: Config, run: (core: Core) => Promise<T>): Promise<T> {
-  const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), { migrate: true });
+/** Opens the core for one operator command; logs go to stderr so stdout holds only the JSON result. */
+async function withCore<T>(config: Config, run: (core: Core) => Promise<T>, options = { migrate: true }): Promise<T> {
+  const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), options);
   try {
     return await run(core);
   } finally {
@@ -104,12 +105,16 @@ async function main(argv: string[]): Promise<unknown> {
       await serve(config, { api: false, worker: true });
       return undefined;
     case 'migrate':
-      return withCore(config, async (core) => ({ applied: await core.database.migrate() }));
+      return withCore(config, async (core) => ({ applied: await core.database.migrate() }), { migrate: false });
     case 'migrate:create':
-      return withCore(config, async (core) => {
-        const result = await core.database.orm.migrator.create(new URL('./migrations', import.meta.url).pathname);
-        return { file: result.fileName, up: result.diff.up, note: 'append it to src/migrations/index.ts' };
-      });
+      return withCore(
+        config,
+        async (core) => {
+          const result = await core.database.orm.migrator.create(new URL('./migrations', import.meta.url).pathname);
+          return { file: result.fileName, up: result.diff.up, note: 'append it to src/migrations/index.ts' };
+        },
+        { migrate: false },
+      );
     case 'orgs create':
       return withCore(config, (core) => core.services.organizations.createOrganization(option(values, 'name')));
     case 'api-keys create':

@@ -7,7 +7,7 @@ import type { Logger } from '../platform/logger.js';
 import { restFacade } from '../rest/facade.js';
 import type { Services } from '../services.js';
 import { authenticate } from './authenticate.js';
-import { offlinePagesRouter } from './offline-pages.js';
+import { browserPagesRouter } from './browser-pages.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
 
 export const PATHS = { graphql: '/graphql', stream: '/graphql/stream', openapiJson: '/openapi.json', docs: '/docs' } as const;
@@ -54,7 +54,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.get(PATHS.openapiJson, (_req, res) => {
     res.json(options.openapi);
   });
-  app.use(offlinePagesRouter({ graphqlPath: PATHS.graphql, streamPath: PATHS.stream, openapiJsonPath: PATHS.openapiJson, docsPath: PATHS.docs }));
+  app.use(browserPagesRouter({ graphqlPath: PATHS.graphql, streamPath: PATHS.stream, openapiJsonPath: PATHS.openapiJson, docsPath: PATHS.docs }));
 
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(authenticate(services.auth));

@@ -1,6 +1,20 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
-import { isEmbedded, type Config } from './config.js';
+import path from 'node:path';
+import { embedderInfo, isEmbedded, type Config } from './config.js';
+import { connectorRegistry } from './connectors/registry.js';
+import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
+import { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import { SourceService } from './modules/sources/source.service.js';
+import { EntityStore } from './modules/sync/entity-store.js';
+import { SyncPipeline } from './modules/sync/pipeline.js';
+import { SyncWorker } from './modules/sync/sync-worker.js';
+import { SyncService } from './modules/sync/sync.service.js';
+import { FileBlobStore, type BlobStore } from './platform/blobs/blob-store.js';
+import { createEmbedder } from './platform/embeddings/create-embedder.js';
+import type { Embedder } from './platform/embeddings/embedder.js';
+import { LanceDbVectorIndex } from './platform/vectors/lancedb-index.js';
+import type { VectorIndex } from './platform/vectors/vector-index.js';
 import { graphqlSchema } from './graphql/schema.js';
 import { closeServer, createHttpApp } from './http/server.js';
 import { AuthService } from './modules/organizations/auth.service.js';
@@ -8,6 +22,7 @@ import { OrganizationService } from './modules/organizations/organization.servic
 import { CollectionService } from './modules/collections/collection.service.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import type { Logger } from './platform/logger.js';
+import { EventBus } from './platform/events/event-bus.js';
 import { InProcessPubSub, type PubSub } from './platform/pubsub/pubsub.js';
 import { RedisPubSub } from './platform/pubsub/redis-pubsub.js';
 import { createRateLimiter } from './platform/rate-limit/rate-limiter.js';
@@ -27,6 +42,13 @@ export interface Core {
   database: Database;
   services: Services;
   queue: JobQueue;
+  secretBox: SecretBox;
+  blobs: BlobStore;
+  entityStore: EntityStore;
+  /** Opened on first use: API-only processes never load the index. */
+  vectors(): Promise<VectorIndex>;
+  /** Opened on first use: API-only processes never load the model. */
+  embedder(): Promise<Embedder>;
   close(): Promise<void>;
 }
 
@@ -43,26 +65,61 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       const applied = await database.migrate();
       if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
     }
-    const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl) : new InProcessPubSub();
-    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl) : new InProcessQueue();
-    const rateLimiter = createRateLimiter({ points: config.rateLimitRequests, windowSeconds: config.rateLimitWindowSeconds, redisUrl: config.redisUrl });
+    const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl, `${config.redisPrefix}:`) : new InProcessPubSub();
+    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix }) : new InProcessQueue();
+    const rateLimiter = createRateLimiter({
+      points: config.rateLimitRequests,
+      windowSeconds: config.rateLimitWindowSeconds,
+      redisUrl: config.redisUrl,
+      keyPrefix: `${config.redisPrefix}:rl`,
+    });
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const organizations = new OrganizationService(database.orm);
+    const events = new EventBus(pubsub);
+    const sources = new SourceService(connectorRegistry);
+    const sync = new SyncService(database.orm, queue, events, pubsub);
+    const entityStore = new EntityStore(database.orm);
+    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, { localFolderRoots: config.localFolderRoots }, logger);
     const services: Services = {
       organizations,
       auth: new AuthService(database.orm, secretBox, organizations, config.tokenTtlSeconds),
-      collections: new CollectionService(database.orm, pubsub, { modelName: config.embeddingModel, dimensions: config.embeddingDimensions }),
+      collections: new CollectionService(database.orm, events, embedderInfo(config), new ConnectionsOfCollections(database.orm, queue, () => connections)),
+      sources,
+      connections,
+      sync,
       pubsub,
+      events,
       rateLimiter,
     };
+    const info = embedderInfo(config);
+    let vectors: Promise<VectorIndex> | undefined;
+    let embedder: Promise<Embedder> | undefined;
     return {
       config,
       logger,
       database,
       services,
       queue,
+      secretBox,
+      blobs: new FileBlobStore(config.dataDir),
+      entityStore,
+      vectors: () => (vectors ??= LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), info.dimensions)),
+      embedder: () =>
+        (embedder ??= createEmbedder(
+          {
+            kind: config.embedder,
+            cacheDir: config.cacheDir,
+            baseUrl: config.embeddingUrl,
+            apiKey: config.embeddingApiKey,
+            model: config.embeddingModel,
+            dimensions: config.embeddingDimensions,
+          },
+          logger,
+        )),
       close: async () => {
         await queue.close();
+        if (vectors) await (await vectors).close();
+        if (embedder) await (await embedder).close();
         await pubsub.close();
         await rateLimiter?.close();
         await database.close();
@@ -72,6 +129,45 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     await database.close();
     throw error;
   }
+}
+
+/** The worker role: sync jobs, schedules, the janitor and cleanups. */
+export async function startWorker(core: Core): Promise<SyncWorker> {
+  const { config, logger } = core;
+  const [vectors, embedder] = await Promise.all([core.vectors(), core.embedder()]);
+  const pipeline = new SyncPipeline({
+    entities: core.entityStore,
+    vectors,
+    embedder,
+    blobs: core.blobs,
+    maxEntities: config.syncMaxEntities,
+    batchSize: config.syncBatchSize,
+  });
+  const worker = new SyncWorker(
+    {
+      orm: core.database.orm,
+      queue: core.queue,
+      pubsub: core.services.pubsub,
+      sync: core.services.sync,
+      sources: core.services.sources,
+      pipeline,
+      blobs: core.blobs,
+      vectors,
+      secretBox: core.secretBox,
+      environment: { localFolderRoots: config.localFolderRoots },
+      logger,
+    },
+    {
+      concurrency: config.syncConcurrency,
+      heartbeatSeconds: config.syncHeartbeatSeconds,
+      staleRunningSeconds: config.syncStaleSeconds,
+      cancelTimeoutSeconds: config.syncCancelTimeoutSeconds,
+      tickSeconds: config.workerTickSeconds,
+    },
+  );
+  await worker.start();
+  logger.info('worker ready');
+  return worker;
 }
 
 export interface Roles {
@@ -101,9 +197,18 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
   const core = await openCore(config, logger, { migrate: true });
   try {
     const bootstrap = await core.services.organizations.bootstrap(config.bootstrapApiKey);
-    if (roles.worker) logger.info('worker ready');
+    const worker = roles.worker ? await startWorker(core) : null;
     if (!roles.api) {
-      return { core, server: null, url: '', bootstrapApiKey: bootstrap?.api_key ?? null, stop: () => core.close() };
+      return {
+        core,
+        server: null,
+        url: '',
+        bootstrapApiKey: bootstrap?.api_key ?? null,
+        stop: async () => {
+          await worker?.stop();
+          await core.close();
+        },
+      };
     }
     const http = await createHttpApp({
       schema: await graphqlSchema(),
@@ -132,6 +237,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
         await core.services.pubsub.close(); // ends open subscription streams so close() is not held up
         await closeServer(server, config.shutdownTimeoutSeconds * 1000);
         await http.stop();
+        await worker?.stop();
         await core.close();
       },
     };

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { readFileSync } from 'node:fs';
@@ -75,6 +76,12 @@ export const settings = {
     parse: text,
     description: 'Where embedded data lives: the PGlite database, the generated encryption key, later the vector index and raw data.',
   },
+  cacheDir: {
+    env: 'CATCHMENT_CACHE_DIR',
+    default: path.join(os.homedir(), '.cache', 'catchment'),
+    parse: (raw: string) => path.resolve(raw),
+    description: 'Machine-wide cache of derived files, such as the built-in model converted to a fast binary form (built once, then shared).',
+  },
   databaseUrl: {
     env: 'DATABASE_URL',
     parse: url('postgres:', 'postgresql:'),
@@ -84,6 +91,15 @@ export const settings = {
     env: 'REDIS_URL',
     parse: url('redis:', 'rediss:'),
     description: 'Redis URL for the job queue, pub/sub and rate limits. Unset: in-process equivalents (single process only).',
+  },
+  redisPrefix: {
+    env: 'CATCHMENT_REDIS_PREFIX',
+    default: 'catchment',
+    parse: (raw: string, name: string) => {
+      if (!/^[\w.-]{1,64}$/.test(raw)) throw new ConfigError(`${name} must be 1 to 64 letters, digits, '.', '_' or '-'`);
+      return raw;
+    },
+    description: 'Prefix of every Redis key and channel, so several deployments can share one Redis.',
   },
   pgliteHost: {
     env: 'CATCHMENT_PGLITE_HOST',
@@ -144,17 +160,79 @@ export const settings = {
     parse: integer(1, 3600),
     description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
   },
+  embedder: {
+    env: 'CATCHMENT_EMBEDDER',
+    default: 'builtin' as const,
+    parse: oneOf('builtin', 'openai'),
+    description: '`builtin`: offline word-vector model (`catchment-word-vectors-100d`, 100 dimensions). `openai`: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, TEI).',
+  },
+  embeddingUrl: {
+    env: 'CATCHMENT_EMBEDDING_URL',
+    parse: url('http:', 'https:'),
+    description: 'With `openai`: base URL of the endpoint, e.g. `https://api.openai.com/v1` (POST `<url>/embeddings`).',
+  },
+  embeddingApiKey: {
+    env: 'CATCHMENT_EMBEDDING_API_KEY',
+    parse: text,
+    description: 'With `openai`: bearer key for the endpoint, if it needs one.',
+  },
   embeddingModel: {
     env: 'CATCHMENT_EMBEDDING_MODEL',
-    default: 'catchment-word-vectors-100d',
     parse: text,
-    description: 'Embedding model name recorded on new collections (`embedding_model_name`).',
+    description: 'With `openai`: model name (recorded on new collections as `embedding_model_name`).',
   },
   embeddingDimensions: {
     env: 'CATCHMENT_EMBEDDING_DIMENSIONS',
-    default: 100,
     parse: integer(1, 65_536),
-    description: 'Vector size of that model, recorded on new collections (`vector_size`).',
+    description: 'With `openai`: vector size of the model (recorded on new collections as `vector_size`).',
+  },
+  localFolderRoots: {
+    env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',
+    default: [] as string[],
+    parse: (raw: string) => raw.split(',').map((root) => root.trim()).filter(Boolean).map((root) => path.resolve(root)),
+    description: 'Comma-separated directories under which `local_folder` connections may read; empty disables that source.',
+  },
+  syncConcurrency: {
+    env: 'CATCHMENT_SYNC_CONCURRENCY',
+    default: 2,
+    parse: integer(1, 64),
+    description: 'Sync jobs one worker process runs at a time.',
+  },
+  syncBatchSize: {
+    env: 'CATCHMENT_SYNC_BATCH_SIZE',
+    default: 500,
+    parse: integer(1, 100_000),
+    description: 'Entities the pipeline hashes, embeds and writes per batch (each batch is committed).',
+  },
+  syncMaxEntities: {
+    env: 'CATCHMENT_SYNC_MAX_ENTITIES',
+    default: 1_000_000,
+    parse: integer(1, 1_000_000_000),
+    description: 'Guardrail: a sync of a connection with more entities fails unless `behavior.skip_guardrails` is set.',
+  },
+  syncHeartbeatSeconds: {
+    env: 'CATCHMENT_SYNC_HEARTBEAT_SECONDS',
+    default: 5,
+    parse: integer(1, 600),
+    description: 'How often a worker marks its running jobs alive.',
+  },
+  syncStaleSeconds: {
+    env: 'CATCHMENT_SYNC_STALE_SECONDS',
+    default: 60,
+    parse: integer(2, 86_400),
+    description: 'A RUNNING job without a heartbeat for this long failed with its worker.',
+  },
+  syncCancelTimeoutSeconds: {
+    env: 'CATCHMENT_SYNC_CANCEL_TIMEOUT_SECONDS',
+    default: 180,
+    parse: integer(1, 86_400),
+    description: 'A CANCELLING job whose worker does not answer for this long is forced to CANCELLED (the spec says 3 minutes).',
+  },
+  workerTickSeconds: {
+    env: 'CATCHMENT_WORKER_TICK_SECONDS',
+    default: 5,
+    parse: integer(1, 3600),
+    description: 'How often the worker looks for due cron schedules and stuck jobs.',
   },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -173,6 +251,12 @@ export function isEmbedded(config: Pick<Config, 'databaseUrl'>): boolean {
  * Reads the configuration from `env`, with values from a `.env` file in the working directory
  * filling in what the environment leaves unset. Throws ConfigError naming the first bad variable.
  */
+/** Embedding model name and vector size, known without loading the model (the API needs only these). */
+export function embedderInfo(config: Pick<Config, 'embedder' | 'embeddingModel' | 'embeddingDimensions'>): { modelName: string; dimensions: number } {
+  if (config.embedder === 'builtin') return { modelName: 'catchment-word-vectors-100d', dimensions: 100 };
+  return { modelName: config.embeddingModel!, dimensions: config.embeddingDimensions! };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = path.resolve('.env')): Config {
   const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath)) : {};
   const merged: Record<string, string | undefined> = { ...fromFile, ...env };
@@ -180,6 +264,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = pa
   for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
     const raw = merged[setting.env];
     config[key] = raw === undefined || raw === '' ? setting.default : setting.parse(raw, setting.env);
+  }
+  if (config.embedder === 'openai') {
+    for (const key of ['embeddingUrl', 'embeddingModel', 'embeddingDimensions'] as const) {
+      if (config[key] === undefined) throw new ConfigError(`${settings[key].env} is required when CATCHMENT_EMBEDDER=openai`);
+    }
   }
   return config as Config;
 }

@@ -1,6 +1,10 @@
 import type { AuthService } from './modules/organizations/auth.service.js';
 import type { OrganizationService } from './modules/organizations/organization.service.js';
 import type { CollectionService } from './modules/collections/collection.service.js';
+import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import type { SourceService } from './modules/sources/source.service.js';
+import type { SyncService } from './modules/sync/sync.service.js';
+import type { EventBus } from './platform/events/event-bus.js';
 import type { PubSub } from './platform/pubsub/pubsub.js';
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js';
 
@@ -9,7 +13,12 @@ export interface Services {
   organizations: OrganizationService;
   auth: AuthService;
   collections: CollectionService;
+  sources: SourceService;
+  connections: SourceConnectionService;
+  sync: SyncService;
   pubsub: PubSub;
+  /** Lifecycle events (collection.*, source_connection.*, sync.*) per organization. */
+  events: EventBus;
   /** Null when rate limiting is disabled. */
   rateLimiter: RateLimiter | null;
 }

@@ -9,7 +9,7 @@ describe('several API servers on one database (servers deployment)', () => {
 
   beforeAll(async () => {
     first = await startTestServer({ deployment: 'servers', env: { CATCHMENT_RATE_LIMIT_REQUESTS: '12', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60' } });
-    second = await startTestServer({ deployment: 'servers', databaseUrl: first.databaseUrl, env: { CATCHMENT_RATE_LIMIT_REQUESTS: '12', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    second = await startTestServer({ deployment: 'servers', databaseUrl: first.databaseUrl, redisPrefix: first.redisPrefix, env: { CATCHMENT_RATE_LIMIT_REQUESTS: '12', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60' } });
   });
   afterAll(async () => {
     await second?.running.stop();

@@ -1,9 +1,11 @@
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122184816_initial } from './Migration20261122184816_initial.js';
+import { Migration20261122192523_sync } from './Migration20261122192523_sync.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
 /** Applied in this order. Generate the next one with `npm run catchment -- migrate:create`, then append it here. */
 export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122184816_initial', class: Migration20261122184816_initial },
+  { name: 'Migration20261122192523_sync', class: Migration20261122192523_sync },
 ];

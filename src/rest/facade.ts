@@ -11,11 +11,13 @@ import type { Logger } from '../platform/logger.js';
 import type { Services } from '../services.js';
 import { DomainError, NotFoundError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
 import { collectionOperations } from './collections.operations.js';
+import { connectionOperations } from './connections.operations.js';
+import { sourceOperations } from './sources.operations.js';
 import type { RestOperation } from './operation.js';
 import { validationIssues } from './validation-issues.js';
 
 /** Every REST operation by its operationId in openapi/openapi.yaml. */
-const operations: Record<string, RestOperation> = { ...collectionOperations };
+const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations };
 
 export function loadOpenApiDocument(file = new URL('../../openapi/openapi.yaml', import.meta.url)): Document {
   return parseYaml(readFileSync(file, 'utf8')) as Document;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startServer, type RunningServer } from '../../src/app.js';
+import { startServer, type Roles, type RunningServer } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/platform/logger.js';
 
@@ -41,7 +41,10 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Share another server's database (several API processes on one database). */
   databaseUrl?: string;
+  /** Redis prefix to share with another server (several processes of one deployment). */
+  redisPrefix?: string;
   dataDir?: string;
+  roles?: Roles;
 }
 
 export interface TestServer {
@@ -52,6 +55,7 @@ export interface TestServer {
   /** Key of the default organization created at first start. */
   apiKey: string;
   databaseUrl: string | undefined;
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -60,6 +64,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'catchment-test-'));
   const database = options.deployment === 'servers' && !options.databaseUrl ? await createTestDatabase() : null;
   const databaseUrl = options.databaseUrl ?? database?.url;
+  // Every deployment under test gets its own Redis keys, so parallel test files never share a queue.
+  const redisPrefix = options.redisPrefix ?? `catchment-test-${Math.random().toString(36).slice(2, 10)}`;
   const bootstrapKey = `ck_test_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   const config = loadConfig(
     {
@@ -67,12 +73,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       CATCHMENT_DATA_DIR: dataDir,
       CATCHMENT_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       CATCHMENT_BOOTSTRAP_API_KEY: bootstrapKey,
-      ...(options.deployment === 'servers' ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY } : {}),
+      ...(options.deployment === 'servers'
+        ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, CATCHMENT_REDIS_PREFIX: redisPrefix }
+        : {}),
       ...options.env,
     },
     '/nonexistent/.env',
   );
-  const running = await startServer(config, createLogger(config.logLevel));
+  const running = await startServer(config, createLogger(config.logLevel), options.roles);
   return {
     url: running.url,
     config,
@@ -80,6 +88,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     dataDir,
     apiKey: running.bootstrapApiKey ?? bootstrapKey,
     databaseUrl,
+    redisPrefix,
     stop: async () => {
       await running.stop();
       await database?.drop();

@@ -40,10 +40,10 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `catchment start` as its own process and waits for its "listening" banner. */
-export function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+/** Starts `catchment start` (or `worker`) as its own process and waits for its banner. */
+export function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, command: 'start' | 'worker' = 'start'): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'start'], { env: { PATH: process.env.PATH ?? '', PORT: '0', CATCHMENT_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, command], { env: { PATH: process.env.PATH ?? '', PORT: '0', CATCHMENT_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
@@ -55,8 +55,8 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 60_0
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       // The banner is one write ending with the REST reference line (and the key line on first start).
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match && /REST reference:.*\n/.test(stdout)) {
+      const match = command === 'worker' ? (/Catchment worker is running/.test(stdout) ? ['', ''] : null) : /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match && (command === 'worker' || /REST reference:.*\n/.test(stdout))) {
         clearTimeout(timer);
         resolve({
           child,

@@ -1,7 +1,8 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver, Root, Subscription, UseMiddleware } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context.js';
 import { checkAccess, Guard, principalOf, type GuardRule } from '../../graphql/guard.js';
-import { collectionEventsTopic, PAGE_LIMIT, type CollectionEvent as CollectionEventPayload } from './collection.service.js';
+import type { DomainEvent } from '../../platform/events/event-bus.js';
+import { COLLECTION_EVENT_TYPES, PAGE_LIMIT, type CollectionView } from './collection.service.js';
 import { Collection, CollectionCreateInput, CollectionEvent, CollectionUpdateInput } from './collection.types.js';
 
 const read: GuardRule = { family: 'collections', role: 'member' };
@@ -54,15 +55,15 @@ export class CollectionResolver {
     description: 'Creations, updates and deletions of the organization\'s collections, as they happen.',
     subscribe: async ({ context }: { context: GraphQLContext }) => {
       const principal = await checkAccess(context, read);
-      return context.services.pubsub.subscribe(collectionEventsTopic(principal.organizationId));
+      return context.services.events.subscribe(principal.organizationId, COLLECTION_EVENT_TYPES);
     },
   })
-  collectionEvents(@Root() event: CollectionEventPayload): CollectionEvent {
-    return { ...event, type: event.type as CollectionEvent['type'], occurredAt: new Date(event.occurredAt), collection: revive(event.collection) };
+  collectionEvents(@Root() event: DomainEvent<CollectionView>): CollectionEvent {
+    return { type: event.type as CollectionEvent['type'], occurredAt: new Date(event.occurredAt), collection: revive(event.subject) };
   }
 }
 
 /** Events cross Redis as JSON: dates come back as strings. */
-function revive(collection: CollectionEventPayload['collection']): Collection {
+function revive(collection: CollectionView): Collection {
   return { ...collection, createdAt: new Date(collection.createdAt), modifiedAt: new Date(collection.modifiedAt) } as Collection;
 }

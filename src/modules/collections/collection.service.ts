@@ -1,12 +1,13 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { randomInt } from 'node:crypto';
 import type { Orm } from '../../platform/db/database.js';
-import type { PubSub } from '../../platform/pubsub/pubsub.js';
+import type { DomainEvent, EventBus } from '../../platform/events/event-bus.js';
 import { ConflictError, NotFoundError, ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { Organization } from '../organizations/organization.entity.js';
+import { uuidv7 } from '../../shared/ids.js';
 import type { Principal } from '../organizations/principal.js';
 import { Collection } from './collection.entity.js';
-import { deriveCollectionStatus, type CollectionStatus } from './collection-status.js';
+import { deriveCollectionStatus, type CollectionStatus, type ConnectionSyncState } from './collection-status.js';
 import { normalizeSyncConfig, type SyncConfig, type SyncConfigPatch } from './sync-config.js';
 
 export const READABLE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -30,10 +31,16 @@ export interface CollectionView {
   sourceConnectionSummaries: { shortName: string; name: string }[];
 }
 
-export interface CollectionEvent {
-  type: 'collection.created' | 'collection.updated' | 'collection.deleted';
-  collection: CollectionView;
-  occurredAt: string;
+export type CollectionEventType = 'collection.created' | 'collection.updated' | 'collection.deleted';
+export const COLLECTION_EVENT_TYPES: readonly CollectionEventType[] = ['collection.created', 'collection.updated', 'collection.deleted'];
+
+/** What collections need to know of and do to their source connections (implemented by that feature). */
+export interface CollectionConnections {
+  describe(collectionIds: string[]): Promise<Map<string, { summaries: { shortName: string; name: string }[]; states: ConnectionSyncState[] }>>;
+  /** Cancels the collection's syncs and waits (up to 15 s) for their workers before the records go. */
+  stopAll(collectionId: string): Promise<void>;
+  /** Queues index and raw-data cleanup once the records are gone. */
+  scheduleCleanup(collectionId: string): Promise<void>;
 }
 
 export interface EmbedderInfo {
@@ -41,14 +48,13 @@ export interface EmbedderInfo {
   dimensions: number;
 }
 
-export const collectionEventsTopic = (organizationId: string) => `org:${organizationId}:collections`;
-
 /** Business rules of collections. Every method is scoped to the caller's organization. */
 export class CollectionService {
   constructor(
     private readonly orm: Orm,
-    private readonly pubsub: PubSub,
+    private readonly events: EventBus,
     private readonly embedder: EmbedderInfo,
+    private readonly connections: CollectionConnections,
   ) {}
 
   async list(principal: Principal, options: { skip?: number; limit?: number; search?: string | null }): Promise<CollectionView[]> {
@@ -68,7 +74,7 @@ export class CollectionService {
       where.$or = [{ name: { $ilike: pattern } }, { readableId: { $ilike: pattern } }];
     }
     const rows = await this.orm.em.fork().find(Collection, where, { orderBy: { createdAt: 'desc', id: 'desc' }, offset: skip, limit });
-    return rows.map((row) => this.view(row));
+    return this.views(rows);
   }
 
   async get(principal: Principal, readableId: string): Promise<CollectionView | null> {
@@ -105,7 +111,7 @@ export class CollectionService {
         if (attempt >= 4) throw new ConflictError('Could not generate a unique readable_id; pass one explicitly');
         continue;
       }
-      const view = this.view(row);
+      const view = await this.view(row);
       await this.publish(principal, 'collection.created', view);
       return view;
     }
@@ -126,19 +132,24 @@ export class CollectionService {
     row.modifiedAt = new Date();
     row.modifiedByEmail = principal.email;
     await em.flush();
-    const view = this.view(row);
+    const view = await this.view(row);
     await this.publish(principal, 'collection.updated', view);
     return view;
   }
 
-  /** Deletes the collection and, through foreign keys, everything the database holds for it. */
+  /**
+   * Deletes the collection: its syncs are cancelled first, then its records and (through foreign
+   * keys) its connections, jobs and entities go; index and raw-data cleanup follow in the worker.
+   */
   async delete(principal: Principal, readableId: string): Promise<CollectionView> {
     const em = this.orm.em.fork();
     const row = await this.find(em, principal, readableId);
     if (!row) throw NotFoundError.of('Collection', readableId);
-    const view = this.view(row);
+    const view = await this.view(row);
+    await this.connections.stopAll(row.id);
     em.remove(row);
     await em.flush();
+    await this.connections.scheduleCleanup(row.id);
     await this.publish(principal, 'collection.deleted', view);
     return view;
   }
@@ -149,14 +160,36 @@ export class CollectionService {
     return em.findOne(Collection, { organization: principal.organizationId, readableId });
   }
 
-  private async publish(principal: Principal, type: CollectionEvent['type'], collection: CollectionView): Promise<void> {
-    const event: CollectionEvent = { type, collection, occurredAt: new Date().toISOString() };
-    await this.pubsub.publish(collectionEventsTopic(principal.organizationId), event);
+  private async publish(principal: Principal, type: CollectionEventType, collection: CollectionView): Promise<void> {
+    const timestamp = new Date().toISOString();
+    const event: DomainEvent<CollectionView> = {
+      id: uuidv7(),
+      type,
+      organizationId: principal.organizationId,
+      occurredAt: timestamp,
+      payload: {
+        event_type: type,
+        organization_id: principal.organizationId,
+        timestamp,
+        collection_id: collection.id,
+        collection_name: collection.name,
+        collection_readable_id: collection.readableId,
+      },
+      subject: collection,
+    };
+    await this.events.publish(event);
   }
 
-  private view(row: Collection): CollectionView {
-    // Source connections arrive with the sync issue; until then no collection has one.
-    const connections: { shortName: string; name: string }[] = [];
+  private async view(row: Collection): Promise<CollectionView> {
+    return (await this.views([row]))[0]!;
+  }
+
+  private async views(rows: Collection[]): Promise<CollectionView[]> {
+    const connections = await this.connections.describe(rows.map((row) => row.id));
+    return rows.map((row) => this.toView(row, connections.get(row.id)));
+  }
+
+  private toView(row: Collection, connections: { summaries: { shortName: string; name: string }[]; states: ConnectionSyncState[] } | undefined): CollectionView {
     return {
       id: row.id,
       name: row.name,
@@ -167,10 +200,10 @@ export class CollectionService {
       organizationId: row.organization.id,
       createdByEmail: row.createdByEmail,
       modifiedByEmail: row.modifiedByEmail,
-      status: deriveCollectionStatus([]),
+      status: deriveCollectionStatus(connections?.states ?? []),
       vectorSize: row.vectorSize,
       embeddingModelName: row.embeddingModelName,
-      sourceConnectionSummaries: connections,
+      sourceConnectionSummaries: connections?.summaries ?? [],
     };
   }
 }

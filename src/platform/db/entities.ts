@@ -1,5 +1,8 @@
 import { ApiKey, Organization, SigningKey, User } from '../../modules/organizations/organization.entity.js';
 import { Collection } from '../../modules/collections/collection.entity.js';
+import { SourceConnection } from '../../modules/connections/source-connection.entity.js';
+import { EntityRecord } from '../../modules/sync/entity-record.entity.js';
+import { SyncJob } from '../../modules/sync/sync-job.entity.js';
 
 /** Every persisted entity; migrations are generated from these (`catchment migrate:create`). */
-export const entities = [Organization, ApiKey, User, SigningKey, Collection];
+export const entities = [Organization, ApiKey, User, SigningKey, Collection, SourceConnection, SyncJob, EntityRecord];

@@ -15,11 +15,11 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
-export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string }): RateLimiter | null {
+export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string; keyPrefix?: string }): RateLimiter | null {
   if (options.points === 0) return null;
   const redis = options.redisUrl ? new Redis(options.redisUrl, { maxRetriesPerRequest: 3 }) : null;
   const limiter: RateLimiterAbstract = redis
-    ? new RateLimiterRedis({ storeClient: redis, points: options.points, duration: options.windowSeconds, keyPrefix: 'catchment:rl' })
+    ? new RateLimiterRedis({ storeClient: redis, points: options.points, duration: options.windowSeconds, keyPrefix: options.keyPrefix ?? 'catchment:rl' })
     : new RateLimiterMemory({ points: options.points, duration: options.windowSeconds });
 
   const decide = (result: RateLimiterRes, allowed: boolean): RateLimitDecision => ({

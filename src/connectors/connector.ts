@@ -1,0 +1,124 @@
+import type { Logger } from '../platform/logger.js';
+
+/**
+ * A source type. Each lives in `src/connectors/<short_name>/index.ts` and default-exports a
+ * Connector; the registry (./registry.ts) lists them, so adding a source is adding a folder.
+ */
+export type AuthMethod = 'direct' | 'oauth_browser' | 'oauth_token' | 'oauth_byoc' | 'auth_provider';
+
+/** One configurable or authentication field, as the catalog shows it and create/patch validate it. */
+export interface FieldSpec {
+  name: string;
+  title: string;
+  description?: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+  required: boolean;
+  /** Element type when `type` is 'array'. */
+  itemsType?: 'string' | 'integer' | 'number' | 'boolean';
+  /** Secret values are encrypted at rest and never returned. */
+  isSecret: boolean;
+  enumValues?: (string | number)[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+}
+
+export interface Breadcrumb {
+  entityId: string;
+  name: string;
+  entityType: string;
+}
+
+/** What a source yields for each item it holds. */
+export interface SourceEntity {
+  /** Stable id of the item in the source (unique per connection). */
+  entityId: string;
+  /** Kind of item, e.g. `file`, `folder`, `stub_document`. */
+  entityType: string;
+  name: string;
+  /** Ancestors from the root down, for hierarchy navigation and filters. */
+  breadcrumbs: Breadcrumb[];
+  createdAt: Date | null;
+  updatedAt: Date | null;
+  /** Semantically searchable text (what gets chunked and embedded). */
+  text: string;
+  /** Source-specific typed fields, returned to searchers as `raw_source_fields`. */
+  fields: Record<string, unknown>;
+  /** Link to the item in its source application. */
+  webUrl: string;
+  /** Present for file items; its bytes are kept by the raw data store and count in the content hash. */
+  file?: { name: string; mimeType: string; size: number; bytes: Buffer };
+  /** Programming language when the text is source code (chunked along code structure). */
+  language?: string;
+  access?: { viewers: string[] | null; isPublic: boolean | null };
+}
+
+/**
+ * A run's stream. Besides entities, an incremental source may say an item is still there and
+ * unchanged (`keep`, so it is neither re-read nor deleted) or that it is gone (`delete`).
+ */
+export type SourceItem = SourceEntity | { keep: string } | { delete: string };
+
+export interface SyncContext {
+  /** Config values, validated against the connector's `configFields` (defaults applied). */
+  config: Record<string, unknown>;
+  /** Decrypted credentials, validated against `authFields`. */
+  credentials: Record<string, unknown>;
+  /** The cursor the previous successful run stored, or null for a full sync. */
+  cursor: Record<string, unknown> | null;
+  /** Aborted when the job is cancelled: every await should honour it. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export interface SourceRun {
+  items: AsyncIterable<SourceItem>;
+  /**
+   * True when `items` enumerates everything the source holds (every entity or keep marker), so
+   * entities not seen are deleted at the end. False for incremental runs that report deletions.
+   */
+  complete: boolean;
+  /** The cursor to store once the run succeeds (read after `items` is exhausted). */
+  nextCursor(): Record<string, unknown> | null;
+}
+
+/** Thrown by a connector when the source refuses the credentials (the connection needs re-auth). */
+export class CredentialsRejectedError extends Error {}
+
+/** Thrown by a connector when its config cannot work (bad path, path outside the allowed roots…). */
+export class SourceConfigError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ConnectorEnvironment {
+  /** Roots under which `local_folder` may read (CATCHMENT_LOCAL_FOLDER_ROOTS). */
+  localFolderRoots: string[];
+}
+
+export interface Connector {
+  shortName: string;
+  name: string;
+  description: string;
+  authMethods: AuthMethod[];
+  /** Null when the source needs no credentials. */
+  authFields: FieldSpec[] | null;
+  configFields: FieldSpec[];
+  supportedAuthProviders: string[];
+  /** Supports incremental (cursor-based) syncs; `force_full_sync` then ignores the cursor. */
+  supportsContinuous: boolean;
+  /** Searched in real time instead of synced. */
+  federatedSearch: boolean;
+  labels: string[];
+  outputEntityDefinitions: string[];
+  /**
+   * Checks config and credentials against the real source before a connection is created or
+   * changed. Throws SourceConfigError or CredentialsRejectedError.
+   */
+  validate(context: Omit<SyncContext, 'cursor' | 'signal'>, environment: ConnectorEnvironment): Promise<void>;
+  sync(context: SyncContext, environment: ConnectorEnvironment): SourceRun;
+}

@@ -1,0 +1,57 @@
+import { OptionalProps } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { SourceConnection } from '../connections/source-connection.entity.js';
+
+/**
+ * What the service knows of each synced entity: its content hash (insert / update / keep decisions),
+ * hierarchy and, with the entity-store handler on, its fields. Written in bulk by the pipeline with
+ * SQL (see entity-store.ts); the ORM mapping serves reads, migrations and cascades.
+ */
+@Entity({ tableName: 'entities' })
+@Unique({ name: 'entities_connection_entity_unique', properties: ['sourceConnection', 'entityId'] })
+@Index({ name: 'entities_collection_idx', properties: ['collectionId'] })
+export class EntityRecord {
+  [OptionalProps]?: 'fields' | 'sourceCreatedAt' | 'sourceUpdatedAt';
+
+  @PrimaryKey({ type: 'uuid' })
+  id!: string;
+
+  @ManyToOne(() => SourceConnection, { deleteRule: 'cascade' })
+  sourceConnection!: SourceConnection;
+
+  @Property({ type: 'uuid' })
+  collectionId!: string;
+
+  @Property({ type: 'text' })
+  entityId!: string;
+
+  @Property({ type: 'string', length: 128 })
+  entityType!: string;
+
+  @Property({ type: 'text' })
+  name!: string;
+
+  @Property({ type: 'string', length: 64 })
+  contentHash!: string;
+
+  @Property({ type: 'integer' })
+  chunkCount!: number;
+
+  @Property({ type: 'json' })
+  breadcrumbs!: unknown[];
+
+  @Property({ type: 'json', nullable: true })
+  fields: Record<string, unknown> | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  sourceCreatedAt: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  sourceUpdatedAt: Date | null = null;
+
+  @Property({ type: 'datetime' })
+  syncedAt!: Date;
+
+  @Property({ type: 'uuid' })
+  lastJobId!: string;
+}

@@ -1,0 +1,266 @@
+import { createHash } from 'node:crypto';
+import type { SourceEntity, SourceItem, SourceRun } from '../../connectors/connector.js';
+import type { BlobStore } from '../../platform/blobs/blob-store.js';
+import type { Embedder } from '../../platform/embeddings/embedder.js';
+import type { ChunkRecord, VectorIndex } from '../../platform/vectors/vector-index.js';
+import { chunkText } from './chunker.js';
+import type { EntityRow, EntityStore } from './entity-store.js';
+import type { EffectiveSyncConfig } from './sync-config-layers.js';
+
+/** The id by which `target_destinations` / `exclude_destinations` name the built-in vector index. */
+export const NATIVE_VECTOR_DESTINATION_ID = '00000000-0000-4000-8000-000000000001';
+
+export interface SyncCounts {
+  inserted: number;
+  updated: number;
+  deleted: number;
+  skipped: number;
+  failed: number;
+  chunks: number;
+}
+
+export class GuardrailError extends Error {}
+
+export interface PipelineDependencies {
+  entities: EntityStore;
+  vectors: VectorIndex;
+  embedder: Embedder;
+  blobs: BlobStore;
+  /** Entity-count guardrail per connection (bypassed by behavior.skip_guardrails). */
+  maxEntities: number;
+  batchSize: number;
+}
+
+export interface PipelineRun {
+  jobId: string;
+  /** The connection's sync id (one sync per connection: its id). */
+  syncId: string;
+  collectionId: string;
+  sourceConnectionId: string;
+  sourceName: string;
+  config: EffectiveSyncConfig;
+  source: SourceRun;
+  signal: AbortSignal;
+  onProgress(counts: SyncCounts): Promise<void>;
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** Stable content hash: every field a reader sees, plus the file's bytes. */
+export function contentHash(entity: SourceEntity): string {
+  return sha256(
+    JSON.stringify([
+      entity.entityType,
+      entity.name,
+      entity.breadcrumbs,
+      entity.text,
+      entity.fields,
+      entity.webUrl,
+      entity.createdAt?.toISOString() ?? null,
+      entity.updatedAt?.toISOString() ?? null,
+      entity.language ?? null,
+      entity.access ?? null,
+      entity.file ? sha256(entity.file.bytes) : null,
+    ]),
+  );
+}
+
+export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `raw/${collectionId}/${sourceConnectionId}`;
+const rawEntityKey = (prefix: string, entityId: string) => `${prefix}/entities/${sha256(entityId)}.json`;
+const rawFileKey = (prefix: string, entityId: string) => `${prefix}/files/${sha256(entityId)}`;
+
+/**
+ * Pulls a source run through hashing, chunking, embedding and the enabled handlers (vector index,
+ * raw data store, entity table), batch by batch. Each batch is committed before the next starts,
+ * so a cancelled or killed run keeps what it finished.
+ */
+export class SyncPipeline {
+  constructor(private readonly deps: PipelineDependencies) {}
+
+  /** Vector size the pipeline writes (the embedder's). */
+  get dimensions(): number {
+    return this.deps.embedder.dimensions;
+  }
+
+  async run(run: PipelineRun): Promise<SyncCounts> {
+    const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
+    const seen = new Set<string>();
+    let batch: SourceItem[] = [];
+    for await (const item of run.source.items) {
+      batch.push(item);
+      if (batch.length >= this.deps.batchSize) {
+        await this.processBatch(run, batch, counts, seen);
+        batch = [];
+      }
+    }
+    await this.processBatch(run, batch, counts, seen);
+    if (run.source.complete) {
+      run.signal.throwIfAborted();
+      const gone = (await this.deps.entities.allIds(run.sourceConnectionId)).filter((id) => !seen.has(id));
+      for (let start = 0; start < gone.length; start += this.deps.batchSize) {
+        await this.deleteEntities(run, gone.slice(start, start + this.deps.batchSize), counts);
+      }
+      await run.onProgress(counts);
+    }
+    if (this.vectorsEnabled(run.config)) await this.deps.vectors.optimize(run.collectionId);
+    return counts;
+  }
+
+  private vectorsEnabled(config: EffectiveSyncConfig): boolean {
+    const { destinations, handlers } = config;
+    if (destinations.skipVectorDb || !handlers.enableVectorHandlers) return false;
+    if (destinations.targetDestinations && !destinations.targetDestinations.includes(NATIVE_VECTOR_DESTINATION_ID)) return false;
+    return !destinations.excludeDestinations?.includes(NATIVE_VECTOR_DESTINATION_ID);
+  }
+
+  private async processBatch(run: PipelineRun, items: SourceItem[], counts: SyncCounts, seen: Set<string>): Promise<void> {
+    if (items.length === 0) return;
+    run.signal.throwIfAborted();
+    const entities: SourceEntity[] = [];
+    const deletions: string[] = [];
+    for (const item of items) {
+      if ('keep' in item) {
+        seen.add(item.keep);
+        counts.skipped++;
+      } else if ('delete' in item) {
+        deletions.push(item.delete);
+      } else {
+        entities.push(item);
+      }
+    }
+    // The same id twice in one batch: the later version wins.
+    const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
+    for (const id of latest.keys()) seen.add(id);
+    if (!run.config.behavior.skipGuardrails && seen.size > this.deps.maxEntities) {
+      throw new GuardrailError(`The source holds more than ${this.deps.maxEntities} entities (the guardrail); run with behavior.skip_guardrails to sync anyway`);
+    }
+
+    const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
+    const changed: { entity: SourceEntity; hash: string; isNew: boolean }[] = [];
+    for (const entity of latest.values()) {
+      const hash = contentHash(entity);
+      const previous = known.get(entity.entityId);
+      if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
+      else changed.push({ entity, hash, isNew: previous === undefined });
+    }
+
+    const chunkCounts = await this.writeChunks(run, changed);
+    for (const written of chunkCounts.values()) counts.chunks += written;
+    if (run.config.handlers.enableRawDataHandler) await this.writeRaw(run, changed.map((c) => c.entity));
+    await this.deps.entities.upsert(
+      run.sourceConnectionId,
+      run.collectionId,
+      run.jobId,
+      changed.map(({ entity, hash }): EntityRow => ({
+        entityId: entity.entityId,
+        entityType: entity.entityType,
+        name: entity.name,
+        contentHash: hash,
+        chunkCount: chunkCounts.get(entity.entityId) ?? 0,
+        breadcrumbs: entity.breadcrumbs,
+        fields: run.config.handlers.enableEntityDbHandler ? entity.fields : null,
+        sourceCreatedAt: entity.createdAt,
+        sourceUpdatedAt: entity.updatedAt,
+      })),
+    );
+    for (const { isNew } of changed) {
+      if (isNew) counts.inserted++;
+      else counts.updated++;
+    }
+    await this.deleteEntities(run, deletions.filter((id) => !latest.has(id)), counts);
+    await run.onProgress(counts);
+  }
+
+  private async writeChunks(run: PipelineRun, changed: { entity: SourceEntity; isNew: boolean }[]): Promise<Map<string, number>> {
+    const perEntity = new Map<string, number>();
+    if (!this.vectorsEnabled(run.config) || changed.length === 0) return perEntity;
+    // New entities too: a run killed between its index write and its entity-table write leaves
+    // chunks of entities the table does not know yet.
+    await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, changed.map((c) => c.entity.entityId));
+
+    const pending: { entity: SourceEntity; index: number; text: string }[] = [];
+    for (const { entity } of changed) {
+      const pieces = chunkText(entity.text, entity.language);
+      const texts = pieces.length ? pieces : [entity.name];
+      texts.forEach((text, index) => pending.push({ entity, index, text }));
+      perEntity.set(entity.entityId, texts.length);
+    }
+    // The name and location give each chunk its context in the embedding.
+    const vectors = await this.deps.embedder.embed(
+      pending.map(({ entity, text }) => `${entity.name}\n${entity.breadcrumbs.map((b) => b.name).join(' / ')}\n${text}`),
+      run.signal,
+    );
+    const records: ChunkRecord[] = pending.map(({ entity, index, text }, i) => ({
+      chunkId: `${run.sourceConnectionId}:${entity.entityId}:${index}`,
+      sourceConnectionId: run.sourceConnectionId,
+      entityId: entity.entityId,
+      chunkIndex: index,
+      name: entity.name,
+      text,
+      vector: vectors[i]!,
+      entityType: entity.entityType,
+      sourceName: run.sourceName,
+      breadcrumbs: entity.breadcrumbs.map((b) => ({ entity_id: b.entityId, name: b.name, entity_type: b.entityType })),
+      createdAt: entity.createdAt,
+      updatedAt: entity.updatedAt,
+      webUrl: entity.webUrl,
+      // Files are downloadable where the source serves them; the raw data store keeps a copy for replays.
+      url: entity.file ? entity.webUrl : null,
+      syncId: run.syncId,
+      syncJobId: run.jobId,
+      rawSourceFields: entity.fields,
+      access: entity.access ?? { viewers: null, isPublic: null },
+    }));
+    run.signal.throwIfAborted();
+    await this.deps.vectors.add(run.collectionId, records);
+    return perEntity;
+  }
+
+  private async writeRaw(run: PipelineRun, entities: SourceEntity[]): Promise<void> {
+    const prefix = rawPrefix(run.collectionId, run.sourceConnectionId);
+    await Promise.all(
+      entities.map(async (entity) => {
+        const { file, ...rest } = entity;
+        if (file) await this.deps.blobs.put(rawFileKey(prefix, entity.entityId), file.bytes);
+        const record = { ...rest, file: file ? { name: file.name, mimeType: file.mimeType, size: file.size } : null };
+        await this.deps.blobs.put(rawEntityKey(prefix, entity.entityId), JSON.stringify(record));
+      }),
+    );
+  }
+
+  private async deleteEntities(run: PipelineRun, entityIds: string[], counts: SyncCounts): Promise<void> {
+    if (entityIds.length === 0) return;
+    if (this.vectorsEnabled(run.config)) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, entityIds);
+    const prefix = rawPrefix(run.collectionId, run.sourceConnectionId);
+    await Promise.all(entityIds.flatMap((id) => [this.deps.blobs.delete(rawEntityKey(prefix, id)), this.deps.blobs.delete(rawFileKey(prefix, id))]));
+    counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, entityIds);
+  }
+}
+
+/** A run that replays the raw data store instead of calling the source (behavior.replay_from_arf). */
+export function replayFromRawStore(blobs: BlobStore, collectionId: string, sourceConnectionId: string): SourceRun {
+  const prefix = `${rawPrefix(collectionId, sourceConnectionId)}/entities`;
+  return {
+    complete: true,
+    nextCursor: () => null,
+    items: (async function* () {
+      for await (const key of blobs.list(prefix)) {
+        const stored = await blobs.get(key);
+        if (!stored) continue;
+        const record = JSON.parse(stored.toString('utf8')) as Omit<SourceEntity, 'file' | 'createdAt' | 'updatedAt'> & {
+          createdAt: string | null;
+          updatedAt: string | null;
+          file: { name: string; mimeType: string; size: number } | null;
+        };
+        const bytes = record.file ? await blobs.get(rawFileKey(rawPrefix(collectionId, sourceConnectionId), record.entityId)) : null;
+        const { file, createdAt, updatedAt, ...rest } = record;
+        yield {
+          ...rest,
+          createdAt: createdAt ? new Date(createdAt) : null,
+          updatedAt: updatedAt ? new Date(updatedAt) : null,
+          ...(file && bytes ? { file: { ...file, bytes } } : {}),
+        } satisfies SourceEntity;
+      }
+    })(),
+  };
+}

@@ -1,0 +1,93 @@
+import { OptionalProps } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { uuidv7 } from '../../shared/ids.js';
+import type { SyncConfig } from '../collections/sync-config.js';
+import { SourceConnection } from '../connections/source-connection.entity.js';
+
+export const JOB_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLING', 'CANCELLED'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+/** Statuses during which a connection counts as syncing: a second run is refused (409). */
+export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['PENDING', 'RUNNING', 'CANCELLING'];
+
+/** One run of a connection's sync. The partial unique index allows one active run per connection. */
+@Entity({ tableName: 'sync_jobs' })
+@Index({ name: 'sync_jobs_connection_created_idx', properties: ['sourceConnection', 'createdAt'] })
+@Index({
+  name: 'sync_jobs_one_active_per_connection',
+  expression: `create unique index "sync_jobs_one_active_per_connection" on "sync_jobs" ("source_connection_id") where "status" in ('PENDING', 'RUNNING', 'CANCELLING')`,
+})
+export class SyncJob {
+  [OptionalProps]?:
+    | 'id'
+    | 'createdAt'
+    | 'startedAt'
+    | 'completedAt'
+    | 'heartbeatAt'
+    | 'cancelRequestedAt'
+    | 'entitiesInserted'
+    | 'entitiesUpdated'
+    | 'entitiesDeleted'
+    | 'entitiesSkipped'
+    | 'entitiesFailed'
+    | 'chunksWritten'
+    | 'error'
+    | 'errorDetails'
+    | 'credentialsRejected';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = uuidv7();
+
+  @ManyToOne(() => SourceConnection, { deleteRule: 'cascade' })
+  sourceConnection!: SourceConnection;
+
+  @Property({ type: 'uuid' })
+  @Index()
+  organizationId!: string;
+
+  @Property({ type: 'string', length: 16 })
+  status!: JobStatus;
+
+  /** manual, schedule or create. */
+  @Property({ type: 'string', length: 16 })
+  trigger!: string;
+
+  @Property({ type: 'boolean' })
+  forceFullSync!: boolean;
+
+  /** The job-level layer of the sync configuration, as requested. */
+  @Property({ type: 'json', nullable: true })
+  syncConfig!: SyncConfig | null;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'datetime', nullable: true })
+  startedAt: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  completedAt: Date | null = null;
+
+  /** Refreshed by the worker while it runs the job; the janitor watches it. */
+  @Property({ type: 'datetime', nullable: true })
+  heartbeatAt: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  cancelRequestedAt: Date | null = null;
+
+  @Property({ type: 'integer' }) entitiesInserted = 0;
+  @Property({ type: 'integer' }) entitiesUpdated = 0;
+  @Property({ type: 'integer' }) entitiesDeleted = 0;
+  @Property({ type: 'integer' }) entitiesSkipped = 0;
+  @Property({ type: 'integer' }) entitiesFailed = 0;
+  @Property({ type: 'integer' }) chunksWritten = 0;
+
+  @Property({ type: 'text', nullable: true })
+  error: string | null = null;
+
+  @Property({ type: 'json', nullable: true })
+  errorDetails: Record<string, unknown> | null = null;
+
+  /** The source refused the credentials: the connection needs re-authentication. */
+  @Property({ type: 'boolean' })
+  credentialsRejected = false;
+}

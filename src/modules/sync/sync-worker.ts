@@ -1,0 +1,246 @@
+import type { ConnectorEnvironment } from '../../connectors/connector.js';
+import { CredentialsRejectedError } from '../../connectors/connector.js';
+import type { Orm } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { PubSub } from '../../platform/pubsub/pubsub.js';
+import type { JobQueue } from '../../platform/queue/queue.js';
+import type { SecretBox } from '../../platform/secrets/secrets.js';
+import { ConflictError } from '../../shared/errors.js';
+import { Collection } from '../collections/collection.entity.js';
+import { SourceConnection } from '../connections/source-connection.entity.js';
+import type { SourceService } from '../sources/source.service.js';
+import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
+import type { VectorIndex } from '../../platform/vectors/vector-index.js';
+import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
+import { nextRun } from './schedule.js';
+import { layerSyncConfigs } from './sync-config-layers.js';
+import { SyncJob } from './sync-job.entity.js';
+import { jobCancelTopic, jobProgressTopic, SYNC_QUEUE, type SyncService } from './sync.service.js';
+import { jobView } from './sync-job.view.js';
+import type { BlobStore } from '../../platform/blobs/blob-store.js';
+
+export interface SyncWorkerOptions {
+  concurrency: number;
+  heartbeatSeconds: number;
+  /** RUNNING jobs whose heartbeat is older than this are failed: their worker died. */
+  staleRunningSeconds: number;
+  /** CANCELLING jobs whose worker has not answered for this long are forced to CANCELLED (spec: 3 minutes). */
+  cancelTimeoutSeconds: number;
+  /** How often the janitor and the scheduler look. */
+  tickSeconds: number;
+}
+
+/**
+ * The worker role for syncs: runs queued jobs through the pipeline with a heartbeat and an abort
+ * signal, starts scheduled runs, and cleans up after dead workers.
+ */
+export class SyncWorker {
+  private readonly running = new Map<string, AbortController>();
+  private timers: NodeJS.Timeout[] = [];
+  private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
+
+  constructor(
+    private readonly deps: {
+      orm: Orm;
+      queue: JobQueue;
+      pubsub: PubSub;
+      sync: SyncService;
+      sources: SourceService;
+      pipeline: SyncPipeline;
+      blobs: BlobStore;
+      vectors: VectorIndex;
+      secretBox: SecretBox;
+      environment: ConnectorEnvironment;
+      logger: Logger;
+    },
+    private readonly options: SyncWorkerOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.cancelSubscription = this.deps.pubsub.subscribe<{ jobId: string }>(jobCancelTopic);
+    void (async () => {
+      for await (const { jobId } of this.cancelSubscription!) this.running.get(jobId)?.abort(new Error('Cancelled'));
+    })();
+    this.deps.queue.process<{ jobId: string }>(SYNC_QUEUE, this.options.concurrency, ({ jobId }) => this.runJob(jobId));
+    this.deps.queue.process<CleanupRequest>(CLEANUP_QUEUE, 1, (request) => this.cleanup(request));
+    // Jobs queued in memory before a restart are lost with it: queue the waiting ones again.
+    const waiting = await this.deps.orm.em.fork().find(SyncJob, { status: { $in: ['PENDING', 'CANCELLING'] } }, { fields: ['id'] });
+    for (const job of waiting) await this.deps.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
+    const tick = () => {
+      void this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed'));
+      void this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed'));
+    };
+    this.timers.push(setInterval(tick, this.options.tickSeconds * 1000));
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.cancelSubscription?.return?.();
+    for (const controller of this.running.values()) controller.abort(new Error('Worker shutting down'));
+  }
+
+  /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */
+  async runJob(jobId: string): Promise<void> {
+    const { sync, logger } = this.deps;
+    const started = await sync.transition(jobId, ['PENDING'], 'RUNNING', { startedAt: new Date(), heartbeatAt: new Date() });
+    if (!started) {
+      // Cancelled before any worker took it: nothing ran, so it is simply cancelled.
+      const cancelled = await sync.transition(jobId, ['CANCELLING'], 'CANCELLED', { completedAt: new Date() });
+      if (cancelled) await sync.emit('sync.cancelled', cancelled.sourceConnection, cancelled);
+      return;
+    }
+    const controller = new AbortController();
+    this.running.set(jobId, controller);
+    const heartbeat = setInterval(() => void this.beat(jobId, controller), this.options.heartbeatSeconds * 1000);
+    let counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
+    try {
+      await sync.emit('sync.running', started.sourceConnection, started);
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, (progress) => {
+        counts = progress;
+        return this.saveProgress(jobId, progress);
+      });
+      counts = finalCounts;
+      const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts) });
+      if (completed) {
+        if (cursor !== undefined) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: completed.sourceConnection.id }, { cursor });
+        await sync.emit('sync.completed', completed.sourceConnection, completed);
+      } else {
+        await this.finishCancelled(jobId, counts);
+      }
+    } catch (error) {
+      if (controller.signal.aborted) {
+        await this.finishCancelled(jobId, counts);
+      } else {
+        const message = error instanceof Error ? error.message : String(error);
+        logger.warn({ jobId, err: error }, 'sync failed');
+        const failed = await sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'FAILED', {
+          completedAt: new Date(),
+          error: message,
+          errorDetails: { type: error instanceof Error ? error.name : 'Error' },
+          credentialsRejected: error instanceof CredentialsRejectedError,
+          ...countFields(counts),
+        });
+        if (failed) await sync.emit('sync.failed', failed.sourceConnection, failed, { error: message });
+      }
+    } finally {
+      clearInterval(heartbeat);
+      this.running.delete(jobId);
+    }
+  }
+
+  private async finishCancelled(jobId: string, counts: SyncCounts): Promise<void> {
+    const cancelled = await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...countFields(counts) });
+    if (cancelled) await this.deps.sync.emit('sync.cancelled', cancelled.sourceConnection, cancelled);
+  }
+
+  /** Loads the connection, decides full or incremental, and runs the pipeline. */
+  private async execute(job: SyncJob, signal: AbortSignal, onProgress: (counts: SyncCounts) => Promise<void>) {
+    const em = this.deps.orm.em.fork();
+    const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
+    const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
+    const connector = this.deps.sources.connector(connection.shortName);
+    const config = layerSyncConfigs(collection.syncConfig, connection.syncConfig, job.syncConfig);
+    const incremental = connector.supportsContinuous && !job.forceFullSync && !config.cursor.skipLoad;
+    const credentials = connection.sealedCredentials ? (JSON.parse(this.deps.secretBox.open(connection.sealedCredentials)) as Record<string, unknown>) : {};
+    if (this.deps.pipeline.dimensions !== collection.vectorSize) {
+      throw new Error(`The collection stores ${collection.vectorSize}-dimensional vectors but the configured embedder makes ${this.deps.pipeline.dimensions}`);
+    }
+    const source = config.behavior.replayFromArf
+      ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
+      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger }, this.deps.environment);
+    const counts = await this.deps.pipeline.run({
+      jobId: job.id,
+      syncId: connection.id,
+      collectionId: collection.id,
+      sourceConnectionId: connection.id,
+      sourceName: connection.shortName,
+      config,
+      source,
+      signal,
+      onProgress,
+    });
+    // The cursor moves on only when asked to and the source gave one.
+    const cursor = config.cursor.skipUpdates || config.behavior.replayFromArf ? undefined : source.nextCursor();
+    return { counts, cursor };
+  }
+
+  private async saveProgress(jobId: string, counts: SyncCounts): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    await em.nativeUpdate(SyncJob, { id: jobId }, { ...countFields(counts), heartbeatAt: new Date() });
+    const job = await em.findOne(SyncJob, { id: jobId });
+    if (job) await this.deps.pubsub.publish(jobProgressTopic(jobId), jobView(job));
+  }
+
+  /** Refreshes the heartbeat; a job moved to CANCELLING elsewhere (another process) is aborted here. */
+  private async beat(jobId: string, controller: AbortController): Promise<void> {
+    try {
+      const em = this.deps.orm.em.fork();
+      await em.nativeUpdate(SyncJob, { id: jobId }, { heartbeatAt: new Date() });
+      const job = await em.findOne(SyncJob, { id: jobId }, { fields: ['status'] });
+      if (!job || job.status === 'CANCELLING') controller.abort(new Error('Cancelled'));
+    } catch (error) {
+      this.deps.logger.warn({ err: error, jobId }, 'heartbeat failed');
+    }
+  }
+
+  /** Removes a deleted connection's (or collection's) chunks and raw data. Idempotent. */
+  async cleanup({ collectionId, sourceConnectionId }: CleanupRequest): Promise<void> {
+    if (sourceConnectionId) {
+      await this.deps.vectors.deleteSourceConnection(collectionId, sourceConnectionId);
+      await this.deps.blobs.deletePrefix(rawPrefix(collectionId, sourceConnectionId));
+    } else {
+      await this.deps.vectors.deleteCollection(collectionId);
+      await this.deps.blobs.deletePrefix(`raw/${collectionId}`);
+    }
+  }
+
+  /** Forces CANCELLED after the cancel timeout and fails RUNNING jobs whose worker stopped beating. */
+  async janitor(now = new Date()): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    const cancelBefore = new Date(now.getTime() - this.options.cancelTimeoutSeconds * 1000);
+    const staleBefore = new Date(now.getTime() - this.options.staleRunningSeconds * 1000);
+    const stuckCancelling = await em.find(SyncJob, { status: 'CANCELLING', cancelRequestedAt: { $lt: cancelBefore }, $or: [{ heartbeatAt: null }, { heartbeatAt: { $lt: cancelBefore } }] });
+    for (const job of stuckCancelling) {
+      if (this.running.has(job.id)) continue;
+      const moved = await this.deps.sync.transition(job.id, ['CANCELLING'], 'CANCELLED', { completedAt: now });
+      if (moved) await this.deps.sync.emit('sync.cancelled', moved.sourceConnection, moved);
+    }
+    const dead = await em.find(SyncJob, { status: 'RUNNING', heartbeatAt: { $lt: staleBefore } });
+    for (const job of dead) {
+      if (this.running.has(job.id)) continue;
+      const message = `The worker running this sync stopped responding (no heartbeat for ${this.options.staleRunningSeconds} s)`;
+      const moved = await this.deps.sync.transition(job.id, ['RUNNING'], 'FAILED', { completedAt: now, error: message, errorDetails: { type: 'WorkerLost' } });
+      if (moved) await this.deps.sync.emit('sync.failed', moved.sourceConnection, moved, { error: message });
+    }
+  }
+
+  /** Starts the runs whose cron time has come; a claim on next_run_at makes one process start each. */
+  async schedule(now = new Date()): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    const due = await em.find(SourceConnection, { cron: { $ne: null }, nextRunAt: { $lte: now } });
+    for (const connection of due) {
+      const next = nextRun(connection.cron!, now);
+      const claimed = await em.nativeUpdate(SourceConnection, { id: connection.id, nextRunAt: connection.nextRunAt }, { nextRunAt: next });
+      if (claimed === 0) continue;
+      try {
+        await this.deps.sync.start(connection, { trigger: 'schedule', forceFullSync: false });
+      } catch (error) {
+        // One run at a time per connection: a run still going means this tick is skipped.
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+  }
+}
+
+function countFields(counts: SyncCounts) {
+  return {
+    entitiesInserted: counts.inserted,
+    entitiesUpdated: counts.updated,
+    entitiesDeleted: counts.deleted,
+    entitiesSkipped: counts.skipped,
+    entitiesFailed: counts.failed,
+    chunksWritten: counts.chunks,
+  };
+}

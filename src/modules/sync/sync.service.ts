@@ -1,0 +1,135 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Orm } from '../../platform/db/database.js';
+import type { EventBus, EventType } from '../../platform/events/event-bus.js';
+import type { PubSub } from '../../platform/pubsub/pubsub.js';
+import type { JobQueue } from '../../platform/queue/queue.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
+import { UUID_PATTERN, uuidv7 } from '../../shared/ids.js';
+import { normalizeSyncConfig, type SyncConfig, type SyncConfigPatch } from '../collections/sync-config.js';
+import { SourceConnection } from '../connections/source-connection.entity.js';
+import type { Principal } from '../organizations/principal.js';
+import { SyncJob, type JobStatus } from './sync-job.entity.js';
+import { jobView, type SyncJobView } from './sync-job.view.js';
+
+export const SYNC_QUEUE = 'sync';
+export const jobProgressTopic = (jobId: string) => `sync-job:${jobId}`;
+export const jobCancelTopic = 'sync-cancel';
+
+/** Job lifecycle rules shared by the API (run, cancel, list) and the worker (transitions, events). */
+export class SyncService {
+  constructor(
+    private readonly orm: Orm,
+    private readonly queue: JobQueue,
+    private readonly events: EventBus,
+    private readonly pubsub: PubSub,
+  ) {}
+
+  /** Creates a PENDING job and queues it; 409 while another job of the connection is active. */
+  async start(connection: SourceConnection, options: { trigger: 'manual' | 'schedule' | 'create'; forceFullSync: boolean; syncConfig?: SyncConfig | null }): Promise<SyncJobView> {
+    const em = this.orm.em.fork();
+    const job = em.create(SyncJob, {
+      sourceConnection: em.getReference(SourceConnection, connection.id),
+      organizationId: connection.organization.id,
+      status: 'PENDING',
+      trigger: options.trigger,
+      forceFullSync: options.forceFullSync,
+      syncConfig: options.syncConfig ?? null,
+    });
+    try {
+      await em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new ConflictError('A sync of this source connection is already running');
+      throw error;
+    }
+    await this.emit('sync.pending', connection, job);
+    await this.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
+    return jobView(job);
+  }
+
+  async run(principal: Principal, connectionId: string, options: { forceFullSync: boolean; syncConfig?: SyncConfigPatch | null }): Promise<SyncJobView> {
+    const layer = options.syncConfig == null ? null : normalizeSyncConfig(options.syncConfig, ['sync_config']);
+    if (layer?.issues.length) throw new ValidationError(layer.issues);
+    const connection = await this.connectionOf(principal, connectionId);
+    return this.start(connection, { trigger: 'manual', forceFullSync: options.forceFullSync, syncConfig: layer?.value ?? null });
+  }
+
+  async jobs(principal: Principal, connectionId: string, limit: number): Promise<SyncJobView[]> {
+    const connection = await this.connectionOf(principal, connectionId);
+    const jobs = await this.orm.em.fork().find(SyncJob, { sourceConnection: connection.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit });
+    return jobs.map(jobView);
+  }
+
+  async job(principal: Principal, jobId: string): Promise<SyncJobView | null> {
+    if (!UUID_PATTERN.test(jobId)) return null;
+    const job = await this.orm.em.fork().findOne(SyncJob, { id: jobId, organizationId: principal.organizationId });
+    return job ? jobView(job) : null;
+  }
+
+  /**
+   * PENDING or RUNNING → CANCELLING at once, and a signal to the worker running it. Any other
+   * status is a 409: the job cannot be cancelled.
+   */
+  async cancel(principal: Principal, connectionId: string, jobId: string): Promise<SyncJobView> {
+    const connection = await this.connectionOf(principal, connectionId);
+    const em = this.orm.em.fork();
+    const job = UUID_PATTERN.test(jobId) ? await em.findOne(SyncJob, { id: jobId, sourceConnection: connection.id }) : null;
+    if (!job) throw NotFoundError.of('Sync job', jobId);
+    const moved = await this.transition(job.id, ['PENDING', 'RUNNING'], 'CANCELLING', { cancelRequestedAt: new Date() });
+    if (!moved) throw new ConflictError(`Sync job ${job.id} is ${(await em.refreshOrFail(job)).status} and cannot be cancelled`);
+    await this.signalCancel(job.id);
+    return jobView(moved);
+  }
+
+  /** Tells whichever worker runs the job to abort it now (the heartbeat would notice within seconds anyway). */
+  async signalCancel(jobId: string): Promise<void> {
+    await this.pubsub.publish(jobCancelTopic, { jobId });
+  }
+
+  /** Atomic status change: only from one of `from`. Returns the job after the change, or null. */
+  async transition(jobId: string, from: JobStatus[], to: JobStatus, changes: Partial<SyncJob> = {}): Promise<SyncJob | null> {
+    const em = this.orm.em.fork();
+    const updated = await em.nativeUpdate(SyncJob, { id: jobId, status: { $in: from } }, { ...changes, status: to });
+    if (updated === 0) return null;
+    return em.findOne(SyncJob, { id: jobId }, { populate: ['sourceConnection'] });
+  }
+
+  async emit(type: EventType & `sync.${string}`, connection: SourceConnection, job: SyncJob, extra: Record<string, unknown> = {}): Promise<void> {
+    const em = this.orm.em.fork();
+    const full = await em.findOneOrFail(SourceConnection, { id: connection.id }, { populate: ['collection'] }).catch(() => null);
+    const timestamp = new Date().toISOString();
+    await this.events.publish({
+      id: uuidv7(),
+      type,
+      organizationId: job.organizationId,
+      occurredAt: timestamp,
+      subject: jobView(job),
+      payload: {
+        event_type: type,
+        organization_id: job.organizationId,
+        timestamp,
+        sync_id: connection.id,
+        sync_job_id: job.id,
+        collection_id: full?.collection.id ?? null,
+        collection_readable_id: full?.collection.readableId ?? null,
+        collection_name: full?.collection.name ?? null,
+        source_connection_id: connection.id,
+        source_type: connection.shortName,
+        entities_inserted: job.entitiesInserted,
+        entities_updated: job.entitiesUpdated,
+        entities_deleted: job.entitiesDeleted,
+        entities_skipped: job.entitiesSkipped,
+        chunks_written: job.chunksWritten,
+        ...extra,
+      },
+    });
+    await this.pubsub.publish(jobProgressTopic(job.id), jobView(job));
+  }
+
+  private async connectionOf(principal: Principal, connectionId: string): Promise<SourceConnection> {
+    const connection = UUID_PATTERN.test(connectionId)
+      ? await this.orm.em.fork().findOne(SourceConnection, { id: connectionId, organization: principal.organizationId })
+      : null;
+    if (!connection) throw NotFoundError.of('Source connection', connectionId);
+    return connection;
+  }
+}

@@ -1,0 +1,65 @@
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+/** Keyed bytes: the raw data store (every synced entity and its file) lives here. */
+export interface BlobStore {
+  put(key: string, bytes: Buffer | string): Promise<void>;
+  /** Null when absent. */
+  get(key: string): Promise<Buffer | null>;
+  /** Keys under a prefix (recursively), in no particular order. */
+  list(prefix: string): AsyncIterable<string>;
+  delete(key: string): Promise<void>;
+  deletePrefix(prefix: string): Promise<void>;
+}
+
+/** Files under a directory; keys are relative paths with `/` separators. Writes are atomic. */
+export class FileBlobStore implements BlobStore {
+  constructor(private readonly root: string) {}
+
+  private resolve(key: string): string {
+    const file = path.resolve(this.root, key);
+    if (!file.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`Blob key escapes the store: ${key}`);
+    return file;
+  }
+
+  async put(key: string, bytes: Buffer | string): Promise<void> {
+    const file = this.resolve(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    const temporary = `${file}.${randomUUID()}.tmp`;
+    await writeFile(temporary, bytes);
+    await rename(temporary, file);
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.resolve(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<string> {
+    const base = this.resolve(prefix);
+    let entries;
+    try {
+      entries = await readdir(base, { recursive: true, withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (!entry.isFile() || entry.name.endsWith('.tmp')) continue;
+      yield path.relative(this.root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.resolve(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    await rm(this.resolve(prefix), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The vector and keyword index of synced chunks, partitioned by collection. LanceDB files under the
+ * data directory in the embedded deployment; Weaviate when WEAVIATE_URL is set. Both adapters pass
+ * the same contract suite (vector-index.contract.ts).
+ */
+export interface ChunkBreadcrumb {
+  entity_id: string;
+  name: string;
+  entity_type: string;
+}
+
+/** One chunk of one entity, as written by a sync and returned by search. */
+export interface ChunkRecord {
+  /** Unique within the collection: `${sourceConnectionId}:${entityId}:${chunkIndex}`. */
+  chunkId: string;
+  sourceConnectionId: string;
+  entityId: string;
+  chunkIndex: number;
+  name: string;
+  /** The chunk's text (what keyword search matches and search results return). */
+  text: string;
+  vector: Float32Array;
+  entityType: string;
+  /** Source short name. */
+  sourceName: string;
+  breadcrumbs: ChunkBreadcrumb[];
+  createdAt: Date | null;
+  updatedAt: Date | null;
+  webUrl: string;
+  /** Download URL for file entities. */
+  url: string | null;
+  syncId: string;
+  syncJobId: string;
+  rawSourceFields: Record<string, unknown>;
+  access: { viewers: string[] | null; isPublic: boolean | null };
+}
+
+export type FilterableField =
+  | 'entity_id'
+  | 'name'
+  | 'created_at'
+  | 'updated_at'
+  | 'breadcrumbs.entity_id'
+  | 'breadcrumbs.name'
+  | 'breadcrumbs.entity_type'
+  | 'service_system_metadata.entity_type'
+  | 'service_system_metadata.source_name'
+  | 'service_system_metadata.original_entity_id'
+  | 'service_system_metadata.chunk_index'
+  | 'service_system_metadata.sync_id'
+  | 'service_system_metadata.sync_job_id';
+
+export type FilterOperator =
+  | 'equals'
+  | 'not_equals'
+  | 'contains'
+  | 'greater_than'
+  | 'less_than'
+  | 'greater_than_or_equal'
+  | 'less_than_or_equal'
+  | 'in'
+  | 'not_in';
+
+export interface FilterCondition {
+  field: FilterableField;
+  operator: FilterOperator;
+  value: string | number | boolean | string[] | number[];
+}
+
+/** Conditions inside a group are ANDed; groups are ORed. */
+export interface FilterGroup {
+  conditions: FilterCondition[];
+}
+
+export interface VectorQuery {
+  strategy: 'semantic' | 'keyword' | 'hybrid';
+  /** Needed for semantic and hybrid. */
+  vector?: Float32Array;
+  /** Needed for keyword and hybrid. */
+  text?: string;
+  filter?: FilterGroup[];
+  limit: number;
+  offset: number;
+}
+
+export interface ScoredChunk {
+  chunk: Omit<ChunkRecord, 'vector'>;
+  /** Higher is more relevant; comparable within one result list. */
+  score: number;
+}
+
+export interface VectorIndex {
+  /** Adds chunks (their chunkIds must not exist yet: delete an entity's old chunks before re-adding). */
+  add(collectionId: string, chunks: ChunkRecord[]): Promise<void>;
+  /** Removes every chunk of these entities of one connection. */
+  deleteEntities(collectionId: string, sourceConnectionId: string, entityIds: string[]): Promise<void>;
+  deleteSourceConnection(collectionId: string, sourceConnectionId: string): Promise<void>;
+  deleteCollection(collectionId: string): Promise<void>;
+  count(collectionId: string, filter?: FilterGroup[]): Promise<number>;
+  search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]>;
+  /** Compacts and refreshes keyword indexes; called after a sync's writes. */
+  optimize(collectionId: string): Promise<void>;
+  close(): Promise<void>;
+}

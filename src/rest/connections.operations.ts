@@ -1,0 +1,124 @@
+import type { ParsedRequest as Request } from 'openapi-backend';
+import { camelCase, renameKeys, snakeCase } from '../shared/case.js';
+import type { RestOperation } from './operation.js';
+
+const JOB_FIELDS = `
+  fragment JobFields on SyncJob {
+    id sourceConnectionId status trigger forceFullSync createdAt startedAt completedAt durationSeconds
+    entitiesInserted entitiesUpdated entitiesDeleted entitiesSkipped entitiesFailed chunksWritten error errorDetails
+  }`;
+
+const SYNC_CONFIG = `
+  destinations { skipVectorDb targetDestinations excludeDestinations }
+  handlers { enableVectorHandlers enableRawDataHandler enableEntityDbHandler }
+  cursor { skipLoad skipUpdates }
+  behavior { skipHashComparison replayFromArf skipGuardrails }`;
+
+const CONNECTION_FIELDS = `
+  fragment ConnectionFields on SourceConnection {
+    id organizationId name description shortName readableCollectionId status createdAt modifiedAt isAuthenticated authMethod
+    auth { method authenticated authenticatedAt expiresAt }
+    config
+    schedule { cron nextRun continuous cursorValue }
+    sync { totalRuns successfulRuns failedRuns lastJob { ...JobFields } }
+    syncId syncConfig { ${SYNC_CONFIG} }
+    entities { totalEntities byType { entityType count lastUpdated } }
+    entityCount errorMessage federatedSearch
+  }
+  ${JOB_FIELDS}`;
+
+/** User-defined maps keep their keys both ways. */
+const OPAQUE = new Set(['config', 'credentials', 'provider_config', 'providerConfig', 'error_details', 'errorDetails']);
+
+const toRest = (value: unknown) => renameKeys(value, snakeCase, OPAQUE) as Record<string, any>;
+
+function connectionToRest(connection: unknown): Record<string, unknown> {
+  const rest = toRest(connection);
+  // The record shows entity counts by type as a map, as clients of this interface expect.
+  rest.entities = {
+    total_entities: rest.entities.total_entities,
+    by_type: Object.fromEntries(rest.entities.by_type.map((t: { entity_type: string; count: number; last_updated: string | null }) => [t.entity_type, { count: t.count, last_updated: t.last_updated }])),
+  };
+  return rest;
+}
+
+function listItem(connection: unknown) {
+  const full = toRest(connection);
+  return {
+    id: full.id,
+    name: full.name,
+    short_name: full.short_name,
+    readable_collection_id: full.readable_collection_id,
+    created_at: full.created_at,
+    modified_at: full.modified_at,
+    is_authenticated: full.is_authenticated,
+    auth_method: full.auth_method,
+    status: full.status,
+    entity_count: full.entity_count,
+    federated_search: full.federated_search,
+  };
+}
+
+const connectionId = (request: Request) => String((request.params as Record<string, string>).source_connection_id);
+const query = (request: Request) => request.query as Record<string, string | undefined>;
+const body = (request: Request) => renameKeys(request.requestBody ?? {}, camelCase, OPAQUE);
+
+export const connectionOperations: Record<string, RestOperation> = {
+  listSourceConnections: {
+    document: `query ($collection: String, $skip: Int!, $limit: Int!) { sourceConnections(collection: $collection, skip: $skip, limit: $limit) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'query',
+    variables: (request) => ({
+      collection: query(request).collection ?? null,
+      skip: Number(query(request).skip ?? 0),
+      limit: Number(query(request).limit ?? 100),
+    }),
+    respond: (data) => (data.sourceConnections as unknown[]).map(listItem),
+  },
+  createSourceConnection: {
+    document: `mutation ($input: SourceConnectionCreateInput!) { createSourceConnection(input: $input) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'body',
+    variables: (request) => ({ input: body(request) }),
+    respond: (data) => connectionToRest(data.createSourceConnection),
+  },
+  getSourceConnection: {
+    document: `query ($id: ID!) { sourceConnection(id: $id) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'path',
+    variables: (request) => ({ id: connectionId(request) }),
+    respond: (data) => (data.sourceConnection === null ? undefined : connectionToRest(data.sourceConnection)),
+    notFound: (request) => `Source connection "${connectionId(request)}" not found`,
+  },
+  updateSourceConnection: {
+    document: `mutation ($id: ID!, $input: SourceConnectionUpdateInput!) { updateSourceConnection(id: $id, input: $input) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'body',
+    variables: (request) => ({ id: connectionId(request), input: body(request) }),
+    respond: (data) => connectionToRest(data.updateSourceConnection),
+  },
+  deleteSourceConnection: {
+    document: `mutation ($id: ID!) { deleteSourceConnection(id: $id) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'path',
+    variables: (request) => ({ id: connectionId(request) }),
+    respond: (data) => connectionToRest(data.deleteSourceConnection),
+  },
+  listSourceConnectionJobs: {
+    document: `query ($id: ID!, $limit: Int!) { syncJobs(sourceConnectionId: $id, limit: $limit) { ...JobFields } } ${JOB_FIELDS}`,
+    inputLocation: 'query',
+    variables: (request) => ({ id: connectionId(request), limit: Number(query(request).limit ?? 100) }),
+    respond: (data) => (data.syncJobs as unknown[]).map(toRest),
+  },
+  runSourceConnection: {
+    document: `mutation ($id: ID!, $force: Boolean!, $syncConfig: SyncConfigInput) { runSync(sourceConnectionId: $id, forceFullSync: $force, syncConfig: $syncConfig) { ...JobFields } } ${JOB_FIELDS}`,
+    inputLocation: 'body',
+    variables: (request) => ({
+      id: connectionId(request),
+      force: String(query(request).force_full_sync) === 'true',
+      syncConfig: (body(request) as { syncConfig?: unknown }).syncConfig ?? null,
+    }),
+    respond: (data) => toRest(data.runSync),
+  },
+  cancelSourceConnectionJob: {
+    document: `mutation ($id: ID!, $jobId: ID!) { cancelSync(sourceConnectionId: $id, jobId: $jobId) { ...JobFields } } ${JOB_FIELDS}`,
+    inputLocation: 'path',
+    variables: (request) => ({ id: connectionId(request), jobId: String((request.params as Record<string, string>).job_id) }),
+    respond: (data) => toRest(data.cancelSync),
+  },
+};

@@ -1,0 +1,58 @@
+import { afterAll, expect, test } from '@jest/globals';
+import { REDIS_URL, startTestServer, TEST_ENCRYPTION_KEY, type TestServer } from './support/harness.js';
+import { startServerProcess, type ServerProcess } from './support/process.js';
+import { api, eventually, waitForJob } from './support/sync-helpers.js';
+
+let server: TestServer | undefined;
+const workers: ServerProcess[] = [];
+afterAll(async () => {
+  for (const worker of workers) await worker.stop('SIGKILL');
+  await server?.stop();
+});
+
+test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNNING (servers deployment, separate worker processes)', async () => {
+  server = await startTestServer({ deployment: 'servers', roles: { api: true, worker: false }, env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0' } });
+  const workerEnv = {
+    DATABASE_URL: server.databaseUrl!,
+    REDIS_URL,
+    CATCHMENT_REDIS_PREFIX: server.redisPrefix,
+    CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    CATCHMENT_DATA_DIR: server.dataDir,
+    CATCHMENT_SYNC_HEARTBEAT_SECONDS: '1',
+    CATCHMENT_SYNC_STALE_SECONDS: '3',
+    CATCHMENT_WORKER_TICK_SECONDS: '1',
+    CATCHMENT_SYNC_BATCH_SIZE: '25',
+  };
+  const first = await startServerProcess(workerEnv, 60_000, 'worker');
+  workers.push(first);
+  const call = api(server.url, server.apiKey);
+  await call('POST', '/collections', { name: 'Crash target', readable_id: 'crash-target' });
+  const connection = (
+    await call('POST', '/source-connections', {
+      short_name: 'stub',
+      readable_collection_id: 'crash-target',
+      authentication: { credentials: { token: 't' } },
+      config: { entity_count: 1000, delay_ms: 5, hierarchy_depth: 0 },
+    })
+  ).body;
+  const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
+  await eventually(() => waitForJob(call, connection.id, job.id, ['RUNNING']), (j) => j.entities_inserted >= 50);
+
+  expect(await first.stop('SIGKILL')).toBe(null);
+  const second = await startServerProcess(workerEnv, 60_000, 'worker');
+  workers.push(second);
+
+  const failed = await waitForJob(call, connection.id, job.id, ['FAILED', 'COMPLETED', 'CANCELLED'], 30_000);
+  expect(failed.status).toBe('FAILED');
+  expect(failed.error).toMatch(/stopped responding/);
+  const kept = (await call('GET', `/source-connections/${connection.id}`)).body.entity_count;
+  expect(kept).toBeGreaterThanOrEqual(failed.entities_inserted);
+  expect(kept).toBeGreaterThanOrEqual(50);
+
+  // The next run picks up where the committed work stopped: only the rest is inserted.
+  const rerun = (await call('POST', `/source-connections/${connection.id}/run?force_full_sync=true`)).body;
+  const done = await waitForJob(call, connection.id, rerun.id, ['COMPLETED', 'FAILED'], 60_000);
+  expect(done).toMatchObject({ status: 'COMPLETED', entities_inserted: 1000 - kept, entities_skipped: kept, entities_deleted: 0 });
+  expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(1000);
+  expect(await second.stop('SIGTERM')).toBe(0);
+});

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { startTestServer, type TestServer } from './support/harness.js';
+import { api, FAST_WORKER, waitForJob, type Api } from './support/sync-helpers.js';
+
+/** SyncConfig flags, layering, the guardrail and the janitor (embedded deployment). */
+describe('sync configuration in effect', () => {
+  let server: TestServer;
+  let call: Api;
+
+  beforeAll(async () => {
+    server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_SYNC_MAX_ENTITIES: '50', CATCHMENT_SYNC_CANCEL_TIMEOUT_SECONDS: '2' } });
+    call = api(server.url, server.apiKey);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const chunksOf = async (collectionId: string, connectionId: string) =>
+    (await server.running.core.vectors()).count(collectionId, [{ conditions: [{ field: 'service_system_metadata.sync_id', operator: 'equals', value: connectionId }] }]);
+
+  async function connect(readableId: string, config: Record<string, unknown>, collectionSyncConfig?: unknown, connectionSyncConfig?: unknown) {
+    const collection = (await call('POST', '/collections', { name: `Config ${readableId}`, readable_id: readableId, sync_config: collectionSyncConfig ?? null })).body;
+    const connection = (
+      await call('POST', '/source-connections', {
+        short_name: 'stub',
+        readable_collection_id: readableId,
+        authentication: { credentials: { token: 't' } },
+        config: { hierarchy_depth: 0, ...config },
+        sync_immediately: false,
+        sync_config: connectionSyncConfig ?? null,
+      })
+    ).body;
+    return { collection, connection };
+  }
+
+  const run = async (connectionId: string, query = '', body?: unknown) => {
+    const job = (await call('POST', `/source-connections/${connectionId}/run${query}`, body)).body;
+    return waitForJob(call, connectionId, job.id, ['COMPLETED', 'FAILED', 'CANCELLED']);
+  };
+
+  test('skip_vector_db on the collection writes no chunks; the job layer turns vectors back on', async () => {
+    const { collection, connection } = await connect('cfg-vectors', { entity_count: 10 }, { destinations: { skip_vector_db: true } });
+    expect(await run(connection.id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 10, chunks_written: 0 });
+    expect(await chunksOf(collection.id, connection.id)).toBe(0);
+    const forced = await run(connection.id, '?force_full_sync=true', { sync_config: { destinations: { skip_vector_db: false }, behavior: { skip_hash_comparison: true } } });
+    expect(forced).toMatchObject({ status: 'COMPLETED', entities_updated: 10 });
+    expect(forced.chunks_written).toBeGreaterThanOrEqual(10);
+    expect(await chunksOf(collection.id, connection.id)).toBe(forced.chunks_written);
+  });
+
+  test('target_destinations without the built-in index skip vectors; naming it writes them', async () => {
+    const { collection, connection } = await connect('cfg-targets', { entity_count: 5 }, null, { destinations: { target_destinations: ['0190a0a0-0000-7000-8000-000000000009'] } });
+    expect((await run(connection.id)).chunks_written).toBe(0);
+    const included = await run(connection.id, '?force_full_sync=true', {
+      sync_config: { destinations: { target_destinations: ['00000000-0000-4000-8000-000000000001'] }, behavior: { skip_hash_comparison: true } },
+    });
+    expect(included.chunks_written).toBeGreaterThanOrEqual(5);
+    expect(await chunksOf(collection.id, connection.id)).toBe(included.chunks_written);
+  });
+
+  test('the guardrail fails a sync over the entity limit unless skip_guardrails is set', async () => {
+    const { connection } = await connect('cfg-guardrail', { entity_count: 80 });
+    const refused = await run(connection.id);
+    expect(refused.status).toBe('FAILED');
+    expect(refused.error).toMatch(/guardrail/);
+    expect(await run(connection.id, '?force_full_sync=true', { sync_config: { behavior: { skip_guardrails: true } } })).toMatchObject({ status: 'COMPLETED' });
+    expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(80);
+  });
+
+  test('replay_from_arf rebuilds from the raw data store without calling the source', async () => {
+    const { collection, connection } = await connect('cfg-replay', { entity_count: 12 });
+    expect((await run(connection.id)).status).toBe('COMPLETED');
+    // A source that now fails: replay must not call it.
+    await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 12, fail_after: 0, hierarchy_depth: 0 } });
+    const replayed = await run(connection.id, '?force_full_sync=true', { sync_config: { behavior: { replay_from_arf: true, skip_hash_comparison: true } } });
+    expect(replayed).toMatchObject({ status: 'COMPLETED', entities_updated: 12, entities_deleted: 0 });
+    expect(await chunksOf(collection.id, connection.id)).toBe(replayed.chunks_written);
+    // Without the raw data handler nothing is kept to replay from.
+    const { connection: bare } = await connect('cfg-replay-bare', { entity_count: 4 }, { handlers: { enable_raw_data_handler: false } });
+    expect((await run(bare.id)).status).toBe('COMPLETED');
+    const empty = await run(bare.id, '?force_full_sync=true', { sync_config: { behavior: { replay_from_arf: true } } });
+    expect(empty).toMatchObject({ status: 'COMPLETED', entities_deleted: 4 });
+  });
+
+  test('cursor.skip_updates stores no cursor, so the next run reads everything again', async () => {
+    const { connection } = await connect('cfg-cursor', { entity_count: 20 }, null, { cursor: { skip_updates: true } });
+    expect((await run(connection.id)).entities_inserted).toBe(20);
+    await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 20, revision: 1, hierarchy_depth: 0 } });
+    expect(await run(connection.id)).toMatchObject({ entities_updated: 2, entities_skipped: 18 });
+    expect((await call('GET', `/source-connections/${connection.id}`)).body.schedule.cursor_value).toBeNull();
+  });
+
+  test('the janitor forces CANCELLED when no worker answers a cancellation', async () => {
+    const { connection } = await connect('cfg-janitor', { entity_count: 5 });
+    // A job whose worker vanished: RUNNING in the database, run by nobody.
+    const started = new Date(Date.now() - 60_000);
+    await server.running.core.database.orm.em.getConnection().execute(
+      `insert into sync_jobs (id, source_connection_id, organization_id, status, trigger, force_full_sync, created_at, started_at, heartbeat_at)
+       values ('01a00000-0000-7000-8000-00000000abcd', ?, ?, 'RUNNING', 'manual', false, ?, ?, ?)`,
+      [connection.id, connection.organization_id, started, started, new Date()],
+    );
+    const cancelling = await call('POST', `/source-connections/${connection.id}/jobs/01a00000-0000-7000-8000-00000000abcd/cancel`);
+    expect(cancelling.body.status).toBe('CANCELLING');
+    const cancelled = await waitForJob(call, connection.id, '01a00000-0000-7000-8000-00000000abcd', ['CANCELLED'], 15_000);
+    expect(Date.parse(cancelled.completed_at)).toBeGreaterThan(Date.now() - 15_000);
+  });
+});

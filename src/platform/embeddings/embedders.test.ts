@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { OpenAiCompatibleEmbedder } from './openai-embedder.js';
+import { tokenize, WordVectorEmbedder } from './word-vector-embedder.js';
+
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
+
+describe('built-in word-vector embedder', () => {
+  let embedder: WordVectorEmbedder;
+  beforeAll(async () => {
+    // The machine-wide cache the service uses: the conversion runs at most once per machine.
+    embedder = await WordVectorEmbedder.open({ cacheDir: path.join(os.homedir(), '.cache', 'catchment') });
+  });
+
+  test('unit vectors of 100 dimensions, related texts closer than unrelated ones', async () => {
+    const [cat, kitten, revenue] = await embedder.embed(['the cat sat on the mat', 'a kitten rested on a rug', 'quarterly revenue grew strongly']);
+    for (const vector of [cat!, kitten!, revenue!]) {
+      expect(vector).toHaveLength(100);
+      expect(Math.abs(cosine(vector, vector) - 1)).toBeLessThan(1e-4);
+    }
+    expect(cosine(cat!, kitten!)).toBeGreaterThan(cosine(cat!, revenue!));
+  });
+
+  test('identifiers split into words; unknown-word texts get distinct deterministic vectors', async () => {
+    expect(tokenize('parseHttpRequest user_account_id')).toEqual(['parse', 'http', 'request', 'user', 'account', 'id']);
+    const [a1, a2, b] = await embedder.embed(['zxqv-0001', 'zxqv-0001', 'qqzz-9999']);
+    expect(Array.from(a1!)).toEqual(Array.from(a2!));
+    expect(cosine(a1!, b!)).toBeLessThan(0.99);
+  });
+
+  test('an aborted signal stops embedding', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(embedder.embed(['one'], controller.signal)).rejects.toThrow('stop');
+  });
+});
+
+/** Runs against a local HTTP server that speaks the OpenAI embeddings protocol (no hosted service is reachable here). */
+describe('OpenAI-compatible embedder against a local server speaking the OpenAI embeddings protocol', () => {
+  let server: Server;
+  let baseUrl: string;
+  const requests: { auth: string | undefined; input: string[] }[] = [];
+  let script: number[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const status = script.shift() ?? 200;
+        if (req.url !== '/v1/embeddings' || req.method !== 'POST') return void res.writeHead(404).end();
+        const { input, model } = JSON.parse(body) as { input: string[]; model: string };
+        requests.push({ auth: req.headers.authorization, input });
+        if (status !== 200) return void res.writeHead(status, status === 429 ? { 'retry-after': '0' } : {}).end('{"error":{"message":"busy"}}');
+        // Out of order on purpose: clients must use `index`.
+        const data = input.map((text, index) => ({ object: 'embedding', index, embedding: [text.length, 1, model === 'wrong-size' ? 0 : 2].slice(0, model === 'wrong-size' ? 2 : 3) })).reverse();
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address() as { port: number };
+    baseUrl = `http://127.0.0.1:${address.port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('batches, authenticates, keeps order by index and normalises', async () => {
+    requests.length = 0;
+    const embedder = new OpenAiCompatibleEmbedder({ baseUrl, apiKey: 'sk-test', model: 'm', dimensions: 3, batchSize: 2 });
+    const vectors = await embedder.embed(['a', 'bbb', 'cc']);
+    expect(requests.map((r) => r.input)).toEqual([['a', 'bbb'], ['cc']]);
+    expect(requests[0]!.auth).toBe('Bearer sk-test');
+    const expected = (n: number) => [n, 1, 2].map((v) => v / Math.hypot(n, 1, 2));
+    expect(Array.from(vectors[1]!).map((v) => +v.toFixed(5))).toEqual(expected(3).map((v) => +v.toFixed(5)));
+    expect(Array.from(vectors[0]!).map((v) => +v.toFixed(5))).toEqual(expected(1).map((v) => +v.toFixed(5)));
+  });
+
+  test('retries 429 and 5xx, then gives up with a clear error', async () => {
+    script = [429, 503];
+    const embedder = new OpenAiCompatibleEmbedder({ baseUrl, model: 'm', dimensions: 3, maxRetries: 3 });
+    expect(await embedder.embed(['x'])).toHaveLength(1);
+    script = [500, 500, 500];
+    const impatient = new OpenAiCompatibleEmbedder({ baseUrl, model: 'm', dimensions: 3, maxRetries: 2 });
+    await expect(impatient.embed(['x'])).rejects.toThrow(/500 after 3 attempts/);
+    script = [];
+  });
+
+  test('a vector of the wrong size is an error naming the setting', async () => {
+    const embedder = new OpenAiCompatibleEmbedder({ baseUrl, model: 'wrong-size', dimensions: 3 });
+    await expect(embedder.embed(['x'])).rejects.toThrow(/CATCHMENT_EMBEDDING_DIMENSIONS/);
+  });
+});

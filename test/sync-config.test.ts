@@ -104,4 +104,40 @@ describe('sync configuration in effect', () => {
     const cancelled = await waitForJob(call, connection.id, '01a00000-0000-7000-8000-00000000abcd', ['CANCELLED'], 15_000);
     expect(Date.parse(cancelled.completed_at)).toBeGreaterThan(Date.now() - 15_000);
   });
+
+  test('lifecycle events carry the spec payloads; credentials are stored encrypted', async () => {
+    const organizationId = (await call('GET', '/collections?limit=1')).body[0]?.organization_id ?? (await call('POST', '/collections', { name: 'Events seed' })).body.organization_id;
+    const events = server.running.core.services.events.subscribe(organizationId, null);
+    const { collection, connection } = await connect('cfg-events', { entity_count: 3 });
+    const job = await run(connection.id);
+    const seen: Record<string, any> = {};
+    while (!seen['sync.completed']) {
+      const { value } = await events.next();
+      seen[value.type] = value.payload;
+    }
+    await events.return!();
+    expect(Object.keys(seen)).toEqual(expect.arrayContaining(['collection.created', 'source_connection.created', 'source_connection.auth_completed', 'sync.pending', 'sync.running', 'sync.completed']));
+    expect(seen['sync.completed']).toEqual({
+      event_type: 'sync.completed',
+      organization_id: organizationId,
+      timestamp: expect.any(String),
+      sync_id: connection.id,
+      sync_job_id: job.id,
+      collection_id: collection.id,
+      collection_readable_id: 'cfg-events',
+      collection_name: 'Config cfg-events',
+      source_connection_id: connection.id,
+      source_type: 'stub',
+      entities_inserted: 3,
+      entities_updated: 0,
+      entities_deleted: 0,
+      entities_skipped: 0,
+      chunks_written: job.chunks_written,
+    });
+    expect(seen['source_connection.created']).toMatchObject({ source_connection_id: connection.id, collection_readable_id: 'cfg-events', source_type: 'stub', is_authenticated: true });
+    expect(seen['collection.created']).toMatchObject({ collection_id: collection.id, collection_name: 'Config cfg-events', collection_readable_id: 'cfg-events' });
+    const [row] = await server.running.core.database.orm.em.getConnection().execute('select sealed_credentials from source_connections where id = ?', [connection.id]);
+    expect(row.sealed_credentials).toMatch(/^v1\./);
+    expect(row.sealed_credentials).not.toContain('"token"');
+  });
 });

@@ -10,9 +10,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNNING (servers deployment, separate worker processes)', async () => {
-  server = await startTestServer({ deployment: 'servers', roles: { api: true, worker: false }, env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0' } });
-  const workerEnv = {
+function workerEnvFor(server: TestServer) {
+  return {
     DATABASE_URL: server.databaseUrl!,
     REDIS_URL,
     CATCHMENT_REDIS_PREFIX: server.redisPrefix,
@@ -23,6 +22,11 @@ test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNN
     CATCHMENT_WORKER_TICK_SECONDS: '1',
     CATCHMENT_SYNC_BATCH_SIZE: '25',
   };
+}
+
+test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNNING (servers deployment, separate worker processes)', async () => {
+  server = await startTestServer({ deployment: 'servers', roles: { api: true, worker: false }, env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0' } });
+  const workerEnv = workerEnvFor(server);
   const first = await startServerProcess(workerEnv, 60_000, 'worker');
   workers.push(first);
   const call = api(server.url, server.apiKey);
@@ -54,5 +58,34 @@ test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNN
   const done = await waitForJob(call, connection.id, rerun.id, ['COMPLETED', 'FAILED'], 60_000);
   expect(done).toMatchObject({ status: 'COMPLETED', entities_inserted: 1000 - kept, entities_skipped: kept, entities_deleted: 0 });
   expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(1000);
+  expect(await second.stop('SIGTERM')).toBe(0);
+});
+
+test('a worker stopped with SIGTERM mid-sync hands the job back: the next worker completes it', async () => {
+  const workerEnv = workerEnvFor(server!);
+  const first = await startServerProcess(workerEnv, 60_000, 'worker');
+  workers.push(first);
+  const call = api(server!.url, server!.apiKey);
+  await call('POST', '/collections', { name: 'Restart target', readable_id: 'restart-target' });
+  const connection = (
+    await call('POST', '/source-connections', {
+      short_name: 'stub',
+      readable_collection_id: 'restart-target',
+      authentication: { credentials: { token: 't' } },
+      config: { entity_count: 600, delay_ms: 5, hierarchy_depth: 0 },
+    })
+  ).body;
+  const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
+  await eventually(() => waitForJob(call, connection.id, job.id, ['RUNNING']), (j) => j.entities_inserted >= 25);
+  expect(await first.stop('SIGTERM')).toBe(0);
+  const handedBack = await waitForJob(call, connection.id, job.id, ['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']);
+  expect(handedBack.status).toBe('PENDING');
+
+  const second = await startServerProcess(workerEnv, 60_000, 'worker');
+  workers.push(second);
+  const done = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED', 'CANCELLED'], 60_000);
+  expect(done.status).toBe('COMPLETED');
+  expect(done.entities_inserted + done.entities_skipped).toBe(600);
+  expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(600);
   expect(await second.stop('SIGTERM')).toBe(0);
 });

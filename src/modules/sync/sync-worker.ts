@@ -36,6 +36,8 @@ export interface SyncWorkerOptions {
  */
 export class SyncWorker {
   private readonly running = new Map<string, AbortController>();
+  private readonly settling = new Set<Promise<void>>();
+  private stopping = false;
   private timers: NodeJS.Timeout[] = [];
   private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
 
@@ -61,7 +63,11 @@ export class SyncWorker {
     void (async () => {
       for await (const { jobId } of this.cancelSubscription!) this.running.get(jobId)?.abort(new Error('Cancelled'));
     })();
-    this.deps.queue.process<{ jobId: string }>(SYNC_QUEUE, this.options.concurrency, ({ jobId }) => this.runJob(jobId));
+    this.deps.queue.process<{ jobId: string }>(SYNC_QUEUE, this.options.concurrency, ({ jobId }) => {
+      const run = this.runJob(jobId).finally(() => this.settling.delete(run));
+      this.settling.add(run);
+      return run;
+    });
     this.deps.queue.process<CleanupRequest>(CLEANUP_QUEUE, 1, (request) => this.cleanup(request));
     // Jobs queued in memory before a restart are lost with it: queue the waiting ones again.
     const waiting = await this.deps.orm.em.fork().find(SyncJob, { status: { $in: ['PENDING', 'CANCELLING'] } }, { fields: ['id'] });
@@ -74,11 +80,14 @@ export class SyncWorker {
     tick();
   }
 
+  /** Stops taking work; running jobs stop at their next batch and go back to PENDING for the next worker. */
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     await this.cancelSubscription?.return?.();
     for (const controller of this.running.values()) controller.abort(new Error('Worker shutting down'));
+    await Promise.allSettled([...this.settling]);
   }
 
   /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */
@@ -110,7 +119,9 @@ export class SyncWorker {
         await this.finishCancelled(jobId, counts);
       }
     } catch (error) {
-      if (controller.signal.aborted) {
+      if (controller.signal.aborted && this.stopping) {
+        await this.requeue(jobId, counts);
+      } else if (controller.signal.aborted) {
         await this.finishCancelled(jobId, counts);
       } else {
         const message = error instanceof Error ? error.message : String(error);
@@ -128,6 +139,18 @@ export class SyncWorker {
       clearInterval(heartbeat);
       this.running.delete(jobId);
     }
+  }
+
+  /**
+   * A job interrupted by this worker's shutdown (not by a cancel) waits for the next worker: its
+   * committed batches are kept and the re-run skips them by hash. Workers queue PENDING jobs at start.
+   */
+  private async requeue(jobId: string, counts: SyncCounts): Promise<void> {
+    const pending = await this.deps.sync.transition(jobId, ['RUNNING'], 'PENDING', { startedAt: null, heartbeatAt: null, ...countFields(counts) });
+    if (!pending) return this.finishCancelled(jobId, counts); // it was being cancelled meanwhile
+    await this.deps.queue.add(SYNC_QUEUE, { jobId }, { id: jobId }).catch(() => {
+      // The queue is closing too (in-process): the next worker start queues PENDING jobs again.
+    });
   }
 
   private async finishCancelled(jobId: string, counts: SyncCounts): Promise<void> {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { embedderInfo, isEmbedded, type Config } from './config.js';
-import { connectorRegistry } from './connectors/registry.js';
+import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import { SourceService } from './modules/sources/source.service.js';
@@ -76,7 +76,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub);
-    const sources = new SourceService(connectorRegistry);
+    const sources = new SourceService(await loadConnectors());
     const sync = new SyncService(database.orm, queue, events, pubsub);
     const entityStore = new EntityStore(database.orm);
     const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, { localFolderRoots: config.localFolderRoots }, logger);

@@ -5,6 +5,7 @@ import { embedderInfo, isEmbedded, type Config } from './config.js';
 import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import { SearchService } from './modules/search/search.service.js';
 import { SourceService } from './modules/sources/source.service.js';
 import { EntityStore } from './modules/sync/entity-store.js';
 import { SyncPipeline } from './modules/sync/pipeline.js';
@@ -74,6 +75,22 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       keyPrefix: `${config.redisPrefix}:rl`,
     });
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
+    const info = embedderInfo(config);
+    let vectors: Promise<VectorIndex> | undefined;
+    let embedder: Promise<Embedder> | undefined;
+    const openVectors = () => (vectors ??= LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), info.dimensions));
+    const openEmbedder = () =>
+      (embedder ??= createEmbedder(
+        {
+          kind: config.embedder,
+          cacheDir: config.cacheDir,
+          baseUrl: config.embeddingUrl,
+          apiKey: config.embeddingApiKey,
+          model: config.embeddingModel,
+          dimensions: config.embeddingDimensions,
+        },
+        logger,
+      ));
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub);
     const sources = new SourceService(await loadConnectors());
@@ -87,13 +104,12 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       sources,
       connections,
       sync,
+      search: new SearchService(database.orm, openVectors, openEmbedder),
       pubsub,
       events,
       rateLimiter,
     };
-    const info = embedderInfo(config);
-    let vectors: Promise<VectorIndex> | undefined;
-    let embedder: Promise<Embedder> | undefined;
+
     return {
       config,
       logger,
@@ -103,19 +119,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       secretBox,
       blobs: new FileBlobStore(config.dataDir),
       entityStore,
-      vectors: () => (vectors ??= LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), info.dimensions)),
-      embedder: () =>
-        (embedder ??= createEmbedder(
-          {
-            kind: config.embedder,
-            cacheDir: config.cacheDir,
-            baseUrl: config.embeddingUrl,
-            apiKey: config.embeddingApiKey,
-            model: config.embeddingModel,
-            dimensions: config.embeddingDimensions,
-          },
-          logger,
-        )),
+      vectors: openVectors,
+      embedder: openEmbedder,
       close: async () => {
         await queue.close();
         if (vectors) await (await vectors).close();

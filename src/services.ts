@@ -2,6 +2,7 @@ import type { AuthService } from './modules/organizations/auth.service.js';
 import type { OrganizationService } from './modules/organizations/organization.service.js';
 import type { CollectionService } from './modules/collections/collection.service.js';
 import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import type { SearchService } from './modules/search/search.service.js';
 import type { SourceService } from './modules/sources/source.service.js';
 import type { SyncService } from './modules/sync/sync.service.js';
 import type { EventBus } from './platform/events/event-bus.js';
@@ -16,6 +17,7 @@ export interface Services {
   sources: SourceService;
   connections: SourceConnectionService;
   sync: SyncService;
+  search: SearchService;
   pubsub: PubSub;
   /** Lifecycle events (collection.*, source_connection.*, sync.*) per organization. */
   events: EventBus;

@@ -4,6 +4,7 @@ import { buildSchema } from 'type-graphql';
 import { CollectionResolver } from '../modules/collections/collection.resolver.js';
 import { OrganizationResolver } from '../modules/organizations/organization.resolver.js';
 import { SourceConnectionResolver } from '../modules/connections/source-connection.resolver.js';
+import { SearchResolver } from '../modules/search/search.resolver.js';
 import { SourceResolver } from '../modules/sources/source.resolver.js';
 
 let built: Promise<GraphQLSchema> | undefined;
@@ -11,7 +12,7 @@ let built: Promise<GraphQLSchema> | undefined;
 /** The one schema every transport executes against: Apollo, graphql-sse and the REST facade. */
 export function graphqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver],
+    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, SearchResolver],
     // Business rules are validated by the services, which know them; not by class-validator.
     validate: false,
     // type-graphql insists on a PubSub when a schema has subscriptions, but ours each bring a

@@ -12,12 +12,13 @@ import type { Services } from '../services.js';
 import { DomainError, NotFoundError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
 import { collectionOperations } from './collections.operations.js';
 import { connectionOperations } from './connections.operations.js';
+import { searchOperations } from './search.operations.js';
 import { sourceOperations } from './sources.operations.js';
 import type { RestOperation } from './operation.js';
 import { validationIssues } from './validation-issues.js';
 
 /** Every REST operation by its operationId in openapi/openapi.yaml. */
-const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations };
+const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations, ...searchOperations };
 
 export function loadOpenApiDocument(file = new URL('../../openapi/openapi.yaml', import.meta.url)): Document {
   return parseYaml(readFileSync(file, 'utf8')) as Document;

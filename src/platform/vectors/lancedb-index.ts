@@ -146,14 +146,16 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (!table) return [];
     const where = whereClause(query.filter);
     const depth = query.limit + query.offset;
+    // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
+    const candidates = Math.min(depth * 2 + 50, depth + 1000);
     const semantic = async () => {
-      let search = table.vectorSearch(Array.from(query.vector!)).distanceType('cosine').limit(depth);
+      let search = table.vectorSearch(Array.from(query.vector!)).distanceType('cosine').limit(candidates);
       if (where) search = search.where(where);
       return (await search.toArray()).map((row) => ({ row, score: 1 - Number(row._distance) }));
     };
     const keyword = async () => {
       await this.ensureFullText(collectionId, table);
-      let search = table.search(query.text!, 'fts', 'text').limit(depth) as lancedb.Query;
+      let search = table.search(query.text!, 'fts', 'text').limit(candidates) as lancedb.Query;
       if (where) search = search.where(where);
       return (await search.toArray()).map((row) => ({ row, score: Number(row._score) }));
     };
@@ -161,6 +163,8 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (query.strategy === 'semantic') ranked = await semantic();
     else if (query.strategy === 'keyword') ranked = await keyword();
     else ranked = fuse(await semantic(), await keyword());
+    // Ties break by chunk id, so pages of one ranking never overlap or skip.
+    ranked.sort((a, b) => b.score - a.score || String(a.row.chunk_id).localeCompare(String(b.row.chunk_id)));
     return ranked.slice(query.offset, depth).map(({ row, score }) => ({ chunk: toChunk(row), score }));
   }
 
@@ -293,5 +297,7 @@ function condition_(condition: FilterCondition, loc: (string | number)[]): strin
     case 'contains':
       if (isDate || isInt) throw invalid(`Operator contains does not apply to ${field}`);
       return `${column} LIKE ${literal(`%${String(value).replace(/[\\_%]/g, (c) => `\\${c}`)}%`)} ESCAPE '\\'`;
+    default:
+      throw new ValidationError([{ loc: [...loc, 'operator'], msg: `Unknown operator ${String(operator)}`, type: 'enum' }]);
   }
 }

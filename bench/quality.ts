@@ -41,7 +41,9 @@ const recallAt100 = (ranked: string[], relevant: Map<string, number>) => ranked.
 
 const folder = mkdtempSync(path.join(tmpdir(), 'catchment-beir-'));
 for (const doc of corpus) writeFileSync(path.join(folder, `${doc._id}.md`), `# ${doc.title}\n\n${doc.text}\n`);
-const server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_LOCAL_FOLDER_ROOTS: folder, CATCHMENT_LOG_LEVEL: 'warn' } });
+// The service's own settings (embedder, hybrid weight…) come from the environment, as for `npm start`.
+const passthrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('CATCHMENT_EMBEDD') || name === 'CATCHMENT_HYBRID_KEYWORD_WEIGHT')) as Record<string, string>;
+const server = await startTestServer({ deployment: 'embedded', env: { ...passthrough, CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_LOCAL_FOLDER_ROOTS: folder, CATCHMENT_LOG_LEVEL: 'warn' } });
 try {
   const call = api(server.url, server.apiKey);
   await call('POST', '/collections', { name: 'BEIR dataset', readable_id: 'beir' });

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { embedderInfo, isEmbedded, type Config } from './config.js';
+import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
 import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
@@ -67,7 +67,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
     }
     const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl, `${config.redisPrefix}:`) : new InProcessPubSub();
-    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix }) : new InProcessQueue();
+    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix, onError: (error) => logger.warn({ err: error }, 'job queue: Redis error') }) : new InProcessQueue();
     const rateLimiter = createRateLimiter({
       points: config.rateLimitRequests,
       windowSeconds: config.rateLimitWindowSeconds,
@@ -104,7 +104,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       sources,
       connections,
       sync,
-      search: new SearchService(database.orm, openVectors, openEmbedder),
+      search: new SearchService(database.orm, openVectors, openEmbedder, hybridKeywordWeight(config)),
       pubsub,
       events,
       rateLimiter,
@@ -222,7 +222,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       logger,
       maxBodyBytes: config.maxBodyBytes,
       ready: async () => {
-        await core.database.ping();
+        await Promise.all([core.database.ping(), core.services.pubsub.ping()]);
       },
     });
     const server = await new Promise<Server>((resolve, reject) => {
@@ -239,7 +239,8 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       url,
       bootstrapApiKey: bootstrap?.api_key ?? null,
       stop: async () => {
-        await core.services.pubsub.close(); // ends open subscription streams so close() is not held up
+        http.drain(); // readiness fails and keep-alive connections close: balancers stop sending work
+        core.services.pubsub.endSubscriptions(); // open streams complete, so close() is not held up by them
         await closeServer(server, config.shutdownTimeoutSeconds * 1000);
         await http.stop();
         await worker?.stop();

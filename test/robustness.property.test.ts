@@ -110,6 +110,16 @@ describe('REST robustness (property-based)', () => {
     expect(malformed.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
     const oversized = await http(server.url, 'POST', '/collections', { apiKey: server.apiKey, body: { name: 'x'.repeat(10_000) } });
     expect(oversized).toMatchObject({ status: 413, body: { detail: expect.any(String) } });
+    // Integers beyond GraphQL's 32-bit Int, broken percent-encoding, bodies in an unknown encoding.
+    expect((await http(server.url, 'GET', '/collections?skip=2147483648', { apiKey: server.apiKey })).status).toBe(422);
+    expect((await http(server.url, 'POST', '/collections/x/search/instant', { apiKey: server.apiKey, body: { query: 'q', offset: 3000000000 } })).status).toBe(422);
+    expect((await http(server.url, 'GET', '/collections/%E0%A4%A', { apiKey: server.apiKey })).status).toBe(404);
+    const gzip = await http(server.url, 'POST', '/collections', { apiKey: server.apiKey, rawBody: 'not gzip', headers: { 'content-encoding': 'gzip' } });
+    expect(gzip.status).toBeGreaterThanOrEqual(400);
+    expect(gzip.status).toBeLessThan(500);
+    // Only the distinct-connections mode of GraphQL over SSE: no reserved streams.
+    const reserve = await http(server.url, 'PUT', '/graphql/stream', { apiKey: server.apiKey });
+    expect(reserve.status).toBe(405);
     // Nothing above created anything by accident.
     const list = await http(server.url, 'GET', '/collections?limit=1000', { apiKey: server.apiKey });
     for (const collection of list.body) expect(collection.name.length).toBeGreaterThanOrEqual(4);

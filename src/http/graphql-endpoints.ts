@@ -13,7 +13,7 @@ import type { Services } from '../services.js';
 /** Statuses a whole GraphQL response takes when every error is of one of these kinds. */
 const TRANSPORT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'RATE_LIMITED']);
 
-export function contextFor(req: Request, res: Response, services: Services): GraphQLContext {
+export function contextFor(res: Response, services: Services): GraphQLContext {
   return { requestId: res.locals.requestId, principal: res.locals.principal, services, rateLimit: null };
 }
 
@@ -73,6 +73,7 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     introspection: true,
+    includeStacktraceInErrorResponses: false,
     formatError,
     plugins: [ApolloServerPluginLandingPageDisabled(), httpStatusPlugin(), errorLoggingPlugin(logger)],
   });
@@ -84,12 +85,12 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
     result.errors ? ({ ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) } as R) : result;
   const sse = createHandler<GraphQLContext>({
     schema,
-    context: (req) => contextFor(req.raw, req.context.res, services),
+    context: (req) => contextFor(req.context.res, services),
     onNext: (_ctx, _req, result) => formatResult(result),
   });
 
   const router = express.Router();
-  router.use(expressMiddleware(apollo, { context: async ({ req, res }) => contextFor(req, res, services) }));
+  router.use(expressMiddleware(apollo, { context: async ({ res }) => contextFor(res, services) }));
   return {
     streamHandler: sse,
     router,

@@ -24,6 +24,8 @@ export interface HttpAppOptions {
 
 export interface HttpApp {
   app: express.Express;
+  /** Shutdown has begun: /readyz answers 503 and responses ask clients to close their connection. */
+  drain(): void;
   stop(): Promise<void>;
 }
 
@@ -36,13 +38,22 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  let draining = false;
 
   app.use(requestLog(logger));
+  app.use((_req, res, next) => {
+    if (draining) res.setHeader('Connection', 'close');
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (draining) {
+      res.status(503).json({ detail: 'Shutting down' });
+      return;
+    }
     try {
       await options.ready();
       res.json({ status: 'ready' });
@@ -60,14 +71,32 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.use(authenticate(services.auth));
 
   const graphql = await graphqlEndpoints(options.schema, services, logger);
-  app.use(PATHS.stream, graphql.streamHandler);
+  app.use(PATHS.stream, distinctConnectionsOnly, graphql.streamHandler);
   app.use(PATHS.graphql, graphql.router);
 
   const rest = await restFacade(options.openapi, options.schema, services, logger);
   app.use(rest);
 
   app.use(errorHandler(logger));
-  return { app, stop: graphql.stop };
+  return {
+    app,
+    drain: () => {
+      draining = true;
+    },
+    stop: graphql.stop,
+  };
+}
+
+/**
+ * graphql-sse's single-connection mode reserves a stream per PUT and keeps it until used: anyone
+ * could pile them up. Only the distinct-connections mode (one request per operation) is offered.
+ */
+function distinctConnectionsOnly(req: Request, res: Response, next: NextFunction) {
+  if (req.method === 'PUT' || req.headers['x-graphql-event-stream-token'] !== undefined || req.query.token !== undefined) {
+    res.status(405).setHeader('Allow', 'GET, POST').json({ detail: 'Only the distinct connections mode of GraphQL over SSE is supported' });
+    return;
+  }
+  next();
 }
 
 function requestLog(logger: Logger) {
@@ -112,6 +141,12 @@ function errorHandler(logger: Logger) {
       const message = type === 'entity.parse.failed' ? 'JSON decode error' : 'Unsupported body encoding';
       if (req.path.startsWith(PATHS.graphql)) res.status(400).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
       else res.status(422).json({ detail: [{ loc: ['body'], msg: message, type: 'json_invalid' }] });
+      return;
+    }
+    // Other request errors the body reader reports (a bad Content-Encoding, an aborted upload…) are the client's.
+    const status = (error as { status?: number }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      res.status(status).json({ detail: (error as Error).message || 'Bad request' });
       return;
     }
     logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');

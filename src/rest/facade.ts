@@ -76,16 +76,17 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
   await api.init();
 
   async function run(c: Context, req: ExpressRequest, res: ExpressResponse, operation: Compiled): Promise<void> {
-    const context = contextFor(req, res, services);
+    const context = contextFor(res, services);
     const result = await execute({ schema, document: operation.parsed, variableValues: operation.variables(c.request), contextValue: context });
     setRateLimitHeaders(res, context.rateLimit);
     const error = result.errors?.[0];
     if (error) {
       const original = error.originalError;
       if (original instanceof DomainError) return sendError(res, original, operation.inputLocation);
-      // Variables the schema refused: the OpenAPI document let through what GraphQL's types do not.
-      if (!original) return sendError(res, new ValidationError([{ loc: [operation.inputLocation], msg: error.message, type: 'value_error' }]));
-      throw original;
+      // No path: the request itself was refused (variables GraphQL's types reject, such as an Int over
+      // 32 bits), not a resolver that failed. The OpenAPI document let it through; it is still bad input.
+      if (!error.path) return sendError(res, new ValidationError([{ loc: [operation.inputLocation], msg: error.message, type: 'value_error' }]));
+      throw original ?? error;
     }
     const body = operation.respond(result.data as Record<string, unknown>);
     if (body === undefined) return sendError(res, new NotFoundError(operation.notFound?.(c.request) ?? 'Not Found'));
@@ -93,6 +94,12 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
   }
 
   return async (req: ExpressRequest, res: ExpressResponse) => {
+    try {
+      decodeURIComponent(req.path);
+    } catch {
+      // A path that is not valid percent-encoding names no resource.
+      return sendError(res, new NotFoundError('Not Found'));
+    }
     await api.handleRequest(
       { method: req.method, path: req.path, query: req.query as Record<string, string | string[]>, headers: req.headers as Record<string, string | string[]>, body: req.body },
       req,

@@ -39,6 +39,7 @@ export class SearchService {
     private readonly orm: Orm,
     private readonly vectors: () => Promise<VectorIndex>,
     private readonly embedder: () => Promise<Embedder>,
+    private readonly keywordWeight: number,
   ) {}
 
   async instant(principal: Principal, readableId: string, input: InstantSearchInput): Promise<SearchResultView[]> {
@@ -68,7 +69,7 @@ export class SearchService {
     const filter = input.filter?.length ? input.filter.map((group) => ({ conditions: [...group.conditions, scope] })) : [{ conditions: [scope] }];
     const vector = strategy === 'keyword' ? undefined : (await embedder.embed([input.query]))[0];
     const index = await this.vectors();
-    const hits = await index.search(collection.id, { strategy, vector, text: input.query, filter, limit, offset });
+    const hits = await index.search(collection.id, { strategy, vector, text: input.query, filter, limit, offset, keywordWeight: this.keywordWeight });
     return hits.map(toResult);
   }
 }

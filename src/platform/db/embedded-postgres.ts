@@ -15,8 +15,6 @@ import type { Logger } from '../logger.js';
  */
 export interface EmbeddedPostgres {
   url: string;
-  /** True when this process opened the files; false when it joined another process's database. */
-  owner: boolean;
   close(): Promise<void>;
 }
 
@@ -38,7 +36,7 @@ export async function openEmbeddedPostgres(options: { dataDir: string; host: str
     if (lock && processAlive(lock.pid) && lock.pid !== process.pid) {
       if (lock.url && (await reachable(lock.url))) {
         logger.debug({ pid: lock.pid }, 'joining the embedded database of a running process');
-        return { url: lock.url, owner: false, close: async () => {} };
+        return { url: lock.url, close: async () => {} };
       }
       // The owner is still starting PGlite (it takes seconds): wait for its address.
       if (Date.now() > deadline) throw new Error(`Process ${lock.pid} holds ${lockFile} but its database does not answer`);
@@ -59,7 +57,6 @@ export async function openEmbeddedPostgres(options: { dataDir: string; host: str
     logger.info({ address: server.getServerConn() }, 'embedded database ready');
     return {
       url,
-      owner: true,
       close: async () => {
         await server.stop();
         await db.close();

@@ -7,6 +7,10 @@ export interface PubSub {
   publish(topic: string, payload: unknown): Promise<void>;
   /** Events published on `topic` from now on, until the iterator is returned or `signal` aborts. */
   subscribe<T>(topic: string, signal?: AbortSignal): AsyncIterableIterator<T>;
+  /** Ends every local subscription (open streams complete) while publishing keeps working: the start of a shutdown. */
+  endSubscriptions(): void;
+  /** Resolves when the transport answers (readiness). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,6 +102,12 @@ export class InProcessPubSub implements PubSub {
   subscribe<T>(topic: string, signal?: AbortSignal): AsyncIterableIterator<T> {
     return this.fanout.subscribe<T>(topic, signal);
   }
+
+  endSubscriptions(): void {
+    this.fanout.endAll();
+  }
+
+  async ping(): Promise<void> {}
 
   async close(): Promise<void> {
     this.fanout.endAll();

@@ -14,6 +14,9 @@ export class RedisPubSub implements PubSub {
   constructor(redisUrl: string, private readonly prefix = 'catchment:') {
     this.publisher = new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.subscriber = new Redis(redisUrl, { lazyConnect: false });
+    // ioredis reconnects by itself; without listeners an outage would print unhandled error events.
+    this.publisher.on('error', () => {});
+    this.subscriber.on('error', () => {});
     this.fanout = new LocalFanout({
       firstSubscriber: (topic) => this.track(this.subscriber.subscribe(this.prefix + topic)),
       lastUnsubscribed: (topic) => this.track(this.subscriber.unsubscribe(this.prefix + topic)),
@@ -39,6 +42,14 @@ export class RedisPubSub implements PubSub {
 
   subscribe<T>(topic: string, signal?: AbortSignal): AsyncIterableIterator<T> {
     return this.fanout.subscribe<T>(topic, signal);
+  }
+
+  endSubscriptions(): void {
+    this.fanout.endAll();
+  }
+
+  async ping(): Promise<void> {
+    await this.publisher.ping();
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@ export class BeeJobQueue implements JobQueue {
 
   constructor(
     private readonly redisUrl: string,
-    private readonly options: { prefix?: string; stallIntervalMs?: number } = {},
+    private readonly options: { prefix?: string; stallIntervalMs?: number; onError?: (error: Error) => void } = {},
   ) {}
 
   private queue(kind: string, isWorker: boolean): BeeQueue {
@@ -29,6 +29,9 @@ export class BeeJobQueue implements JobQueue {
         removeOnFailure: true,
         stallInterval: this.options.stallIntervalMs ?? 5000,
       });
+      // Without a listener a Redis outage would be an unhandled 'error' and end the process; the
+      // client reconnects by itself, so log and carry on.
+      queue.on('error', (error) => this.options.onError?.(error));
       this.queues.set(kind, queue);
     }
     return queue;

@@ -18,6 +18,7 @@ export interface RateLimiter {
 export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string; keyPrefix?: string }): RateLimiter | null {
   if (options.points === 0) return null;
   const redis = options.redisUrl ? new Redis(options.redisUrl, { maxRetriesPerRequest: 3 }) : null;
+  redis?.on('error', () => {}); // reconnects by itself; requests meanwhile fail and are reported there
   const limiter: RateLimiterAbstract = redis
     ? new RateLimiterRedis({ storeClient: redis, points: options.points, duration: options.windowSeconds, keyPrefix: options.keyPrefix ?? 'catchment:rl' })
     : new RateLimiterMemory({ points: options.points, duration: options.windowSeconds });

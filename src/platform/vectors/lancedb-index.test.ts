@@ -1,97 +1,164 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LanceDbVectorIndex } from './lancedb-index.js';
-import type { ChunkRecord, VectorIndex } from './vector-index.js';
+import { LanceDbVectorIndex, whereClause } from './lancedb-index.js';
+import { makeChunk, seededVector, vectorIndexContract } from './vector-index.contract.js';
+import type { ChunkRecord } from './vector-index.js';
 
-const DIMENSIONS = 8;
-const unit = (hot: number) => Float32Array.from({ length: DIMENSIONS }, (_, i) => (i === hot ? 1 : 0));
+const DIMENSIONS = 16;
 
-function chunk(entityId: string, overrides: Partial<ChunkRecord> = {}): ChunkRecord {
+vectorIndexContract('LanceDB (real files)', async () => {
+  const directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-contract-'));
   return {
-    chunkId: `conn-a:${entityId}:0`,
-    sourceConnectionId: 'conn-a',
-    entityId,
-    chunkIndex: 0,
-    name: `Entity ${entityId}`,
-    text: `plain text of ${entityId}`,
-    vector: unit(0),
-    entityType: 'doc',
-    sourceName: 'stub',
-    breadcrumbs: [{ entity_id: 'folder-1', name: 'Folder one', entity_type: 'folder' }],
-    createdAt: new Date('2024-01-01T00:00:00Z'),
-    updatedAt: null,
-    webUrl: `https://example.test/${entityId}`,
-    url: null,
-    syncId: 'conn-a',
-    syncJobId: 'job-1',
-    rawSourceFields: { n: 1, nested: { ok: true } },
-    access: { viewers: null, isPublic: true },
-    ...overrides,
+    index: await LanceDbVectorIndex.open(directory, DIMENSIONS),
+    dimensions: DIMENSIONS,
+    cleanup: async () => rmSync(directory, { recursive: true, force: true }),
   };
-}
+});
 
-describe('LanceDB vector index (real files)', () => {
+describe('LanceDbVectorIndex', () => {
   let directory: string;
-  let index: VectorIndex;
+  let index: LanceDbVectorIndex;
+  const chunk = (seed: number, overrides: Partial<ChunkRecord> = {}) => makeChunk(DIMENSIONS, seed, overrides);
 
   beforeAll(async () => {
     directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-'));
     index = await LanceDbVectorIndex.open(directory, DIMENSIONS);
-    await index.add('col-1', [
-      chunk('alpha', { vector: unit(1), text: 'the quick brown fox' }),
-      chunk("o'brien", { vector: unit(2), text: 'an irish surname with a quote', chunkIndex: 3, createdAt: new Date('2025-06-01T00:00:00Z') }),
-      chunk('gamma', { vector: unit(3), text: 'zebra crossing', sourceConnectionId: 'conn-b', chunkId: 'conn-b:gamma:0', syncId: 'conn-b', breadcrumbs: [] }),
-    ]);
-    await index.add('col-2', [chunk('other')]);
   });
   afterAll(async () => {
     await index.close();
     rmSync(directory, { recursive: true, force: true });
   });
 
-  test('counts per collection and by filter; unknown collections are empty', async () => {
-    expect(await index.count('col-1')).toBe(3);
-    expect(await index.count('col-2')).toBe(1);
-    expect(await index.count('nope')).toBe(0);
-    expect(await index.search('nope', { strategy: 'semantic', vector: unit(0), limit: 5, offset: 0 })).toEqual([]);
-    const bySync = (value: string) => [{ conditions: [{ field: 'service_system_metadata.sync_id' as const, operator: 'equals' as const, value }] }];
-    expect(await index.count('col-1', bySync('conn-b'))).toBe(1);
-    expect(await index.count('col-1', [{ conditions: [{ field: 'service_system_metadata.chunk_index', operator: 'greater_than_or_equal', value: 1 }] }])).toBe(1);
-    expect(await index.count('col-1', [{ conditions: [{ field: 'created_at', operator: 'greater_than', value: '2025-01-01T00:00:00Z' }] }])).toBe(1);
-    expect(await index.count('col-1', [{ conditions: [{ field: 'breadcrumbs.entity_id', operator: 'equals', value: 'folder-1' }] }])).toBe(2);
-    expect(await index.count('col-1', [{ conditions: [{ field: 'entity_id', operator: 'in', value: ['alpha', "o'brien"] }] }])).toBe(2);
-    // Groups are ORed.
-    expect(await index.count('col-1', [...bySync('conn-b'), { conditions: [{ field: 'name', operator: 'contains', value: 'alpha' }] }])).toBe(2);
-    await expect(index.count('col-1', [{ conditions: [{ field: 'entity_id', operator: 'in', value: 'alpha' }] }])).rejects.toThrow(/needs an array/);
+  test('table names: UUIDs without dashes, other ids hex-encoded so distinct ids never share a table', () => {
+    expect(LanceDbVectorIndex.tableName('0b7e1c2a-1111-4222-8333-944445555666')).toBe('chunks_0b7e1c2a111142228333944445555666');
+    expect(LanceDbVectorIndex.tableName('a-b')).not.toBe(LanceDbVectorIndex.tableName('ab'));
+    expect(LanceDbVectorIndex.tableName("x'; drop")).toMatch(/^chunks_h_[0-9a-f]+$/);
   });
 
-  test('semantic, keyword and hybrid search rank the matching chunk first and return every field', async () => {
-    const semantic = await index.search('col-1', { strategy: 'semantic', vector: unit(2), limit: 2, offset: 0 });
-    expect(semantic[0]!.chunk.entityId).toBe("o'brien");
-    expect(semantic[0]!.chunk).toEqual({ ...chunk("o'brien", { text: 'an irish surname with a quote', chunkIndex: 3, createdAt: new Date('2025-06-01T00:00:00Z') }), vector: undefined, chunkId: "conn-a:o'brien:0" } as never);
-    const keyword = await index.search('col-1', { strategy: 'keyword', text: 'zebra', limit: 5, offset: 0 });
-    expect(keyword.map((r) => r.chunk.entityId)).toEqual(['gamma']);
-    await index.add('col-1', [chunk('late', { chunkId: 'conn-a:late:0', text: 'a xylophone arrives later' })]);
-    expect((await index.search('col-1', { strategy: 'keyword', text: 'xylophone', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['late']);
-    const hybrid = await index.search('col-1', { strategy: 'hybrid', text: 'fox', vector: unit(1), limit: 3, offset: 0 });
-    expect(hybrid[0]!.chunk.entityId).toBe('alpha');
-    const page = await index.search('col-1', { strategy: 'semantic', vector: unit(0), limit: 2, offset: 1 });
-    const all = await index.search('col-1', { strategy: 'semantic', vector: unit(0), limit: 3, offset: 0 });
-    expect(page.map((r) => r.chunk.chunkId)).toEqual(all.slice(1, 3).map((r) => r.chunk.chunkId));
+  test('filters translate to LanceDB SQL with quotes doubled', () => {
+    expect(whereClause(undefined)).toBeNull();
+    expect(whereClause([])).toBeNull();
+    expect(
+      whereClause([
+        { conditions: [{ field: 'service_system_metadata.original_entity_id', operator: 'equals', value: "o'k" }] },
+        { conditions: [{ field: 'breadcrumbs.name', operator: 'in', value: ['a', "b'"] }, { field: 'updated_at', operator: 'not_equals', value: '2024-01-01T00:00:00Z' }] },
+      ]),
+    ).toBe(
+      `((entity_id = 'o''k')) OR ((array_has(breadcrumb_names, 'a') OR array_has(breadcrumb_names, 'b''')) AND ` +
+        `(updated_at IS NULL OR updated_at <> arrow_cast(1704067200000, 'Timestamp(Millisecond, Some("UTC"))')))`,
+    );
   });
 
-  test('deletes by entity (ids with quotes), by connection and by collection; data survives reopening', async () => {
-    await index.deleteEntities('col-1', 'conn-a', ["o'brien", 'late']);
-    expect(await index.count('col-1')).toBe(2);
-    await index.close();
-    index = await LanceDbVectorIndex.open(directory, DIMENSIONS);
-    expect(await index.count('col-1')).toBe(2);
-    await index.deleteSourceConnection('col-1', 'conn-b');
-    expect(await index.count('col-1')).toBe(1);
-    await index.deleteCollection('col-2');
-    expect(await index.count('col-2')).toBe(0);
-    expect(await index.count('col-1')).toBe(1);
+  test('keyword search matches the name as well as the text', async () => {
+    const id = randomUUID();
+    await index.add(id, [chunk(1, { name: 'Capybara handbook', text: 'nothing special' }), chunk(2, { text: 'capybara sighting' }), chunk(3)]);
+    const results = await index.search(id, { strategy: 'keyword', text: 'capybara', limit: 10, offset: 0 });
+    expect(results.map((r) => r.chunk.entityId).sort()).toEqual(['entity-1', 'entity-2']);
+  });
+
+  test('data survives close and reopen from disk, keyword index included', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-reopen-'));
+    try {
+      const id = randomUUID();
+      let first = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      await first.add(id, [chunk(1, { text: 'persistent wombat' }), chunk(2)]);
+      await first.close();
+      await expect(first.count(id)).rejects.toThrow(/closed/);
+      const second = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      expect(await second.count(id)).toBe(2);
+      expect((await second.search(id, { strategy: 'keyword', text: 'wombat', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-1']);
+      expect((await second.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 2), limit: 1, offset: 0 }))[0]!.chunk).toEqual(
+        (({ vector: _v, ...rest }) => rest)(chunk(2)),
+      );
+      await second.add(id, [chunk(3)]);
+      expect(await second.count(id)).toBe(3);
+      await second.close();
+      // A handle on other dimensions refuses the table instead of failing obscurely later.
+      first = await LanceDbVectorIndex.open(dir, DIMENSIONS + 1);
+      await expect(first.count(id)).rejects.toThrow(/dimensional/);
+      await first.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a second handle on the same directory (another process) sees writes and drops', async () => {
+    const id = randomUUID();
+    const other = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    try {
+      await index.add(id, [chunk(1)]);
+      expect(await other.count(id)).toBe(1);
+      await index.add(id, [chunk(2, { text: 'okapi' })]);
+      expect(await other.count(id)).toBe(2);
+      expect((await other.search(id, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-2']);
+      await index.deleteCollection(id);
+      expect(await other.count(id)).toBe(0);
+      expect(await other.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1), limit: 5, offset: 0 })).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('every 20th write compacts the table', async () => {
+    const id = randomUUID();
+    for (let i = 1; i <= 19; i++) await index.add(id, [chunk(i)]);
+    const before = (await index.stats(id))!;
+    expect(before.fragmentStats.numFragments).toBe(19);
+    await index.add(id, [chunk(20)]);
+    const after = (await index.stats(id))!;
+    expect(after.fragmentStats.numFragments).toBe(1);
+    expect(after.numRows).toBe(20);
+    // Rows written before compaction are in the keyword index and still searchable.
+    expect((await index.search(id, { strategy: 'keyword', text: 'number 7', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-7');
+    // Steady state: LanceDB never merges indexed with not-yet-indexed fragments in one pass, so a
+    // compacted table holds at most two fragments.
+    for (let i = 21; i <= 60; i++) await index.add(id, [chunk(i)]);
+    expect((await index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
+    await index.add(id, [chunk(61)]);
+    await index.optimize(id);
+    expect((await index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
+    expect(await index.count(id)).toBe(61);
+  });
+
+  test('a 12,000-row add is written in slices of at least 5,000 rows', async () => {
+    const id = randomUUID();
+    const rows = Array.from({ length: 12_000 }, (_, i) =>
+      chunk(i, { text: i === 11_999 ? 'the very last aardvark' : `bulk row ${i}`, breadcrumbs: [{ entity_id: `folder-${i % 7}`, name: 'Bulk', entity_type: 'folder' }] }),
+    );
+    const started = (await index.stats(id))?.versions ?? 0;
+    await index.add(id, rows);
+    const stats = (await index.stats(id))!;
+    expect(stats.numRows).toBe(12_000);
+    expect(stats.fragmentStats.numFragments).toBe(2);
+    expect(stats.fragmentStats.lengths.min).toBeGreaterThanOrEqual(5000);
+    expect(stats.versions - started).toBeGreaterThanOrEqual(2);
+    expect(await index.count(id, [{ conditions: [{ field: 'breadcrumbs.entity_id', operator: 'equals', value: 'folder-3' }] }])).toBe(1714);
+    expect((await index.search(id, { strategy: 'keyword', text: 'aardvark', limit: 3, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-11999']);
+    expect((await index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 4321), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-4321');
+    await index.deleteEntities(
+      id,
+      'conn-1',
+      rows.slice(0, 6000).map((row) => row.entityId),
+    );
+    expect(await index.count(id)).toBe(6000);
+  });
+
+  test('rejects vectors of the wrong width', async () => {
+    const id = randomUUID();
+    await expect(index.add(id, [chunk(1, { vector: new Float32Array(3) })])).rejects.toThrow(/dimensional/);
+    await index.add(id, [chunk(1)]);
+    await expect(index.search(id, { strategy: 'semantic', vector: new Float32Array(3), limit: 1, offset: 0 })).rejects.toThrow(/dimensions/);
+  });
+
+  test('deleteCollection removes the table directory', async () => {
+    const id = randomUUID();
+    await index.add(id, [chunk(1)]);
+    const table = `${LanceDbVectorIndex.tableName(id)}.lance`;
+    expect(readdirSync(directory)).toContain(table);
+    await index.deleteCollection(id);
+    expect(readdirSync(directory)).not.toContain(table);
   });
 });

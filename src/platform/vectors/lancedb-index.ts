@@ -1,46 +1,374 @@
 import * as lancedb from '@lancedb/lancedb';
-import { Field, FixedSizeList, Float32, Float64, Int32, Schema, Utf8 } from 'apache-arrow';
-import { ValidationError } from '../../shared/errors.js';
-import type { ChunkRecord, FilterCondition, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
+import {
+  type Data,
+  Field,
+  FixedSizeList,
+  Float32,
+  Int32,
+  List,
+  Schema,
+  Table as ArrowTable,
+  TimestampMillisecond,
+  Utf8,
+  makeData,
+  makeVector,
+} from 'apache-arrow';
+import { ValidationError, type ErrorLocation } from '../../shared/errors.js';
+import type {
+  ChunkRecord,
+  FilterCondition,
+  FilterGroup,
+  FilterOperator,
+  FilterableField,
+  ScoredChunk,
+  VectorIndex,
+  VectorQuery,
+} from './vector-index.js';
 
-/** Every this many adds a table is compacted (each add is a fragment; many fragments slow queries and deletes). */
-const OPTIMIZE_EVERY = 20;
+/** Each add() is a fragment and a version: compact a table after this many writes (adds and deletes). */
+const OPTIMIZE_EVERY_WRITES = 20;
+/** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
+const MIN_SLICE_ROWS = 5000;
+/** Reciprocal rank fusion constant (the usual 60). */
 const RRF_K = 60;
+/** Hybrid search fuses at least this many candidates from each list, so pages stay stable. */
+const HYBRID_MIN_CANDIDATES = 100;
+/** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
+const KEEP_VERSIONS_MS = 10 * 60 * 1000;
+const FTS_COLUMNS = ['text', 'name'] as const;
+const UTC = 'UTC';
 
-/** Columns for filterable fields; breadcrumbs filter on their JSON text (see `condition`). */
-const COLUMN: Record<string, string> = {
-  entity_id: 'entity_id',
-  name: 'name',
-  created_at: 'created_at',
-  updated_at: 'updated_at',
-  'service_system_metadata.entity_type': 'entity_type',
-  'service_system_metadata.source_name': 'source_name',
-  'service_system_metadata.original_entity_id': 'entity_id',
-  'service_system_metadata.chunk_index': 'chunk_index',
-  'service_system_metadata.sync_id': 'sync_id',
-  'service_system_metadata.sync_job_id': 'sync_job_id',
-};
+/** Columns returned by searches (everything but the vector). */
+const RESULT_COLUMNS = [
+  'chunk_id',
+  'source_connection_id',
+  'entity_id',
+  'chunk_index',
+  'name',
+  'text',
+  'entity_type',
+  'source_name',
+  'breadcrumbs',
+  'created_at',
+  'updated_at',
+  'web_url',
+  'url',
+  'sync_id',
+  'sync_job_id',
+  'raw_source_fields',
+  'access',
+];
+
+export interface LanceDbVectorIndexOptions {
+  /**
+   * How stale (seconds) a table handle may be relative to writes made by other processes (the sync
+   * worker writes, the API process searches). 0, the default, checks for a newer version on every read.
+   */
+  readConsistencyIntervalSeconds?: number;
+}
+
+export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
+
+type Row = Record<string, unknown>;
+interface Ranked {
+  row: Row;
+  score: number;
+}
 
 /**
- * LanceDB files under the data directory: one table per collection, created on its first write,
- * with a full-text index on the chunk text for keyword and hybrid search.
+ * LanceDB files under the data directory: one table per collection (`chunks_<collection id without
+ * dashes>`), created on its first add with an explicit Arrow schema and full-text indexes on `text`
+ * and `name`. Writes to one table are serialized inside this process; reads are not.
  */
 export class LanceDbVectorIndex implements VectorIndex {
-  private readonly tables = new Map<string, Promise<lancedb.Table | null>>();
+  private readonly tables = new Map<string, Promise<lancedb.Table>>();
   private readonly writes = new Map<string, number>();
-  private readonly ftsFresh = new Set<string>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  /** Tables whose full-text indexes are known to exist. */
+  private readonly ftsReady = new Set<string>();
+  private closed = false;
 
   private constructor(
     private readonly db: lancedb.Connection,
     private readonly dimensions: number,
   ) {}
 
-  static async open(directory: string, dimensions: number): Promise<LanceDbVectorIndex> {
-    return new LanceDbVectorIndex(await lancedb.connect(directory), dimensions);
+  static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
+    if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
+    const db = await lancedb.connect(directory, { readConsistencyInterval: options.readConsistencyIntervalSeconds ?? 0 });
+    return new LanceDbVectorIndex(db, dimensions);
   }
+
+  /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
+  static tableName(collectionId: string): string {
+    if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(collectionId)) {
+      return `chunks_${collectionId.replace(/-/g, '')}`;
+    }
+    return `chunks_h_${Buffer.from(collectionId, 'utf8').toString('hex')}`;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  async add(collectionId: string, chunks: ChunkRecord[]): Promise<void> {
+    if (chunks.length === 0) return;
+    for (const chunk of chunks) {
+      if (chunk.vector.length !== this.dimensions) {
+        throw new Error(`Chunk ${chunk.chunkId} has a ${chunk.vector.length}-dimensional vector; the index expects ${this.dimensions}`);
+      }
+    }
+    await this.exclusive(collectionId, async () => {
+      const table = (await this.existing(collectionId)) ?? (await this.create(collectionId));
+      const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
+      const size = Math.ceil(chunks.length / slices);
+      for (let start = 0; start < chunks.length; start += size) {
+        await table.add(this.toArrow(chunks.slice(start, start + size)));
+        await this.wrote(collectionId, table);
+      }
+    });
+  }
+
+  async deleteEntities(collectionId: string, sourceConnectionId: string, entityIds: string[]): Promise<void> {
+    if (entityIds.length === 0) return;
+    await this.exclusive(collectionId, async () => {
+      const table = await this.existing(collectionId);
+      if (!table) return;
+      // Bounded IN lists keep the SQL small when a sync deletes many entities at once.
+      const unique = [...new Set(entityIds)];
+      for (let start = 0; start < unique.length; start += 5000) {
+        const ids = unique.slice(start, start + 5000).map(literal).join(', ');
+        await table.delete(`source_connection_id = ${literal(sourceConnectionId)} AND entity_id IN (${ids})`);
+        await this.wrote(collectionId, table);
+      }
+    });
+  }
+
+  async deleteSourceConnection(collectionId: string, sourceConnectionId: string): Promise<void> {
+    await this.exclusive(collectionId, async () => {
+      const table = await this.existing(collectionId);
+      if (!table) return;
+      await table.delete(`source_connection_id = ${literal(sourceConnectionId)}`);
+      await this.wrote(collectionId, table);
+    });
+  }
+
+  async deleteCollection(collectionId: string): Promise<void> {
+    await this.exclusive(collectionId, async () => {
+      const name = LanceDbVectorIndex.tableName(collectionId);
+      // The cached handle is dropped, not closed: a search may still be reading through it.
+      this.forget(collectionId);
+      if ((await this.db.tableNames()).includes(name)) await this.db.dropTable(name);
+    });
+  }
+
+  async optimize(collectionId: string): Promise<void> {
+    await this.exclusive(collectionId, async () => {
+      const table = await this.existing(collectionId);
+      if (table) await this.compact(collectionId, table);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.locks.values()]);
+    this.closed = true;
+    for (const pending of this.tables.values()) (await pending.catch(() => null))?.close();
+    this.tables.clear();
+    this.db.close();
+  }
+
+  /** Fragment and version statistics of a collection's table (null when it has none); for operations and tests. */
+  async stats(collectionId: string): Promise<LanceDbTableStats | null> {
+    const table = await this.existing(collectionId);
+    if (!table) return null;
+    return { ...(await table.stats()), versions: (await table.listVersions()).length };
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async count(collectionId: string, filter?: FilterGroup[]): Promise<number> {
+    const where = whereClause(filter);
+    return this.read(collectionId, 0, (table) => (where === null ? table.countRows() : table.countRows(where)));
+  }
+
+  async search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]> {
+    const where = whereClause(query.filter);
+    const offset = Math.max(0, Math.floor(query.offset));
+    const limit = Math.max(0, Math.floor(query.limit));
+    if (limit === 0) return [];
+    const depth = offset + limit;
+    const ranked = await this.read(collectionId, [] as Ranked[], async (table) => {
+      switch (query.strategy) {
+        case 'semantic':
+          return this.semantic(table, query, where, depth);
+        case 'keyword':
+          return this.keyword(collectionId, table, query, where, depth);
+        case 'hybrid': {
+          const candidates = Math.max(depth, HYBRID_MIN_CANDIDATES);
+          const weight = query.keywordWeight;
+          const keywordWeight = typeof weight === 'number' && Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0.5;
+          const [semantic, keyword] = await Promise.all([
+            keywordWeight < 1 ? this.semantic(table, query, where, candidates) : [],
+            keywordWeight > 0 ? this.keyword(collectionId, table, query, where, candidates) : [],
+          ]);
+          return reciprocalRankFusion([
+            { list: semantic, weight: 1 - keywordWeight },
+            { list: keyword, weight: keywordWeight },
+          ]);
+        }
+        default:
+          throw new ValidationError([{ loc: ['retrieval_strategy'], msg: `Unknown retrieval strategy ${String(query.strategy)}`, type: 'enum' }]);
+      }
+    });
+    return ranked.slice(offset, depth).map(({ row, score }) => ({ chunk: toChunk(row), score }));
+  }
+
+  private async semantic(table: lancedb.Table, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[]> {
+    const vector = query.vector;
+    if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
+    if (vector.length !== this.dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${this.dimensions}`);
+    let search = table.vectorSearch(vector).distanceType('cosine').select([...RESULT_COLUMNS, '_distance']).limit(depth);
+    if (where !== null) search = search.where(where);
+    const rows = (await search.toArray()) as Row[];
+    // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
+    return sortRanked(rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) })));
+  }
+
+  /**
+   * BM25 over `text` and `name`. LanceDB searches the rows not yet in the full-text index too (it
+   * scans unindexed fragments unless `fastSearch()` is set), so rows are findable right after add;
+   * optimize() folds them into the index so that scan stays small.
+   */
+  private async keyword(collectionId: string, table: lancedb.Table, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[]> {
+    const text = query.text?.trim() ?? '';
+    if (text === '') return [];
+    await this.ensureFullText(collectionId, table);
+    let search = table
+      .query()
+      .fullTextSearch(new lancedb.MultiMatchQuery(text, [...FTS_COLUMNS]))
+      .select([...RESULT_COLUMNS, '_score'])
+      .limit(depth);
+    if (where !== null) search = search.where(where);
+    const rows = (await search.toArray()) as Row[];
+    return sortRanked(rows.map((row) => ({ row, score: finiteOr(Number(row._score), 0) })));
+  }
+
+  /** Full-text indexes are created with the table; tables made without them get them here. */
+  private async ensureFullText(collectionId: string, table: lancedb.Table): Promise<void> {
+    if (this.ftsReady.has(collectionId)) return;
+    await this.exclusive(collectionId, () => this.createFullText(collectionId, table));
+  }
+
+  private async createFullText(collectionId: string, table: lancedb.Table): Promise<void> {
+    const indexed = new Set((await table.listIndices()).filter((index) => index.indexType === 'FTS').flatMap((index) => index.columns));
+    for (const column of FTS_COLUMNS) {
+      if (!indexed.has(column)) await table.createIndex(column, { config: lancedb.Index.fts() });
+    }
+    this.ftsReady.add(collectionId);
+  }
+
+  // ---------------------------------------------------------------- tables
+
+  /** Runs a read; a table that does not exist (or was dropped by another process) reads as `empty`. */
+  private async read<T>(collectionId: string, empty: T, run: (table: lancedb.Table) => Promise<T>): Promise<T> {
+    const table = await this.existing(collectionId);
+    if (!table) return empty;
+    try {
+      return await run(table);
+    } catch (error) {
+      if (error instanceof ValidationError || !isNotFound(error)) throw error;
+      this.forget(collectionId);
+      const again = await this.existing(collectionId);
+      return again ? run(again) : empty;
+    }
+  }
+
+  private async existing(collectionId: string): Promise<lancedb.Table | null> {
+    this.assertOpen();
+    const cached = this.tables.get(collectionId);
+    if (cached) return cached;
+    const name = LanceDbVectorIndex.tableName(collectionId);
+    if (!(await this.db.tableNames()).includes(name)) return null;
+    return this.remember(collectionId, this.db.openTable(name));
+  }
+
+  private async create(collectionId: string): Promise<lancedb.Table> {
+    const name = LanceDbVectorIndex.tableName(collectionId);
+    const table = await this.remember(collectionId, this.db.createEmptyTable(name, this.schema(), { existOk: true }));
+    await this.createFullText(collectionId, table);
+    return table;
+  }
+
+  /** Caches a table handle after checking its schema against this index. */
+  private remember(collectionId: string, opening: Promise<lancedb.Table>): Promise<lancedb.Table> {
+    const checked = opening.then(async (table) => {
+      const schema = await table.schema();
+      const vector = schema.fields.find((field) => field.name === 'vector');
+      const width = vector?.type instanceof FixedSizeList ? vector.type.listSize : (vector?.type as { listSize?: number } | undefined)?.listSize;
+      if (width !== this.dimensions) {
+        table.close();
+        throw new Error(
+          `LanceDB table ${table.name} holds ${width ?? 'no'}-dimensional vectors, but the embedder produces ${this.dimensions}: delete the collection's index (or the data directory's lancedb folder) and resync`,
+        );
+      }
+      const names = new Set(schema.fields.map((field) => field.name));
+      const missing = this.schema().fields.map((field) => field.name).filter((name) => !names.has(name));
+      if (missing.length > 0) {
+        table.close();
+        throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
+      }
+      return table;
+    });
+    this.tables.set(collectionId, checked);
+    checked.catch(() => {
+      if (this.tables.get(collectionId) === checked) this.tables.delete(collectionId);
+    });
+    return checked;
+  }
+
+  private forget(collectionId: string): void {
+    this.tables.delete(collectionId);
+    this.writes.delete(collectionId);
+    this.ftsReady.delete(collectionId);
+  }
+
+  private async wrote(collectionId: string, table: lancedb.Table): Promise<void> {
+    const writes = (this.writes.get(collectionId) ?? 0) + 1;
+    this.writes.set(collectionId, writes);
+    if (writes >= OPTIMIZE_EVERY_WRITES) await this.compact(collectionId, table);
+  }
+
+  /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
+  private async compact(collectionId: string, table: lancedb.Table): Promise<void> {
+    this.writes.set(collectionId, 0);
+    await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
+  }
+
+  /** Serializes writes to one collection's table within this process. */
+  private exclusive<T>(collectionId: string, run: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const previous = this.locks.get(collectionId) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(collectionId, settled);
+    void settled.then(() => {
+      if (this.locks.get(collectionId) === settled) this.locks.delete(collectionId);
+    });
+    return next;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('LanceDbVectorIndex is closed');
+  }
+
+  // ---------------------------------------------------------------- arrow
 
   private schema(): Schema {
     const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
+    const texts = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
+    const time = (name: string) => new Field(name, new TimestampMillisecond(UTC), true);
     return new Schema([
       text('chunk_id'),
       text('source_connection_id'),
@@ -52,8 +380,11 @@ export class LanceDbVectorIndex implements VectorIndex {
       text('entity_type'),
       text('source_name'),
       text('breadcrumbs'),
-      new Field('created_at', new Float64(), true),
-      new Field('updated_at', new Float64(), true),
+      texts('breadcrumb_entity_ids'),
+      texts('breadcrumb_names'),
+      texts('breadcrumb_entity_types'),
+      time('created_at'),
+      time('updated_at'),
       text('web_url'),
       text('url', true),
       text('sync_id'),
@@ -63,144 +394,105 @@ export class LanceDbVectorIndex implements VectorIndex {
     ]);
   }
 
-  private tableName(collectionId: string): string {
-    return `chunks_${collectionId.replace(/[^a-zA-Z0-9]/g, '')}`;
-  }
-
-  private table(collectionId: string, create: boolean): Promise<lancedb.Table | null> {
-    const cached = this.tables.get(collectionId);
-    if (cached) return cached.then((table) => table ?? (create ? this.reopen(collectionId, true) : null));
-    return this.reopen(collectionId, create);
-  }
-
-  private reopen(collectionId: string, create: boolean): Promise<lancedb.Table | null> {
-    const name = this.tableName(collectionId);
-    const opening = (async () => {
-      if ((await this.db.tableNames()).includes(name)) return this.db.openTable(name);
-      return create ? this.db.createEmptyTable(name, this.schema(), { existOk: true }) : null;
-    })();
-    this.tables.set(collectionId, opening);
-    return opening;
-  }
-
-  async add(collectionId: string, chunks: ChunkRecord[]): Promise<void> {
-    if (chunks.length === 0) return;
-    const table = (await this.table(collectionId, true))!;
-    const rows = chunks.map((chunk) => ({
-      chunk_id: chunk.chunkId,
-      source_connection_id: chunk.sourceConnectionId,
-      entity_id: chunk.entityId,
-      chunk_index: chunk.chunkIndex,
-      name: chunk.name,
-      text: chunk.text,
-      vector: Array.from(chunk.vector),
-      entity_type: chunk.entityType,
-      source_name: chunk.sourceName,
-      breadcrumbs: JSON.stringify(chunk.breadcrumbs),
-      created_at: chunk.createdAt?.getTime() ?? null,
-      updated_at: chunk.updatedAt?.getTime() ?? null,
-      web_url: chunk.webUrl,
-      url: chunk.url,
-      sync_id: chunk.syncId,
-      sync_job_id: chunk.syncJobId,
-      raw_source_fields: JSON.stringify(chunk.rawSourceFields),
-      access: JSON.stringify(chunk.access),
-    }));
-    await table.add(rows);
-    this.ftsFresh.delete(collectionId);
-    const writes = (this.writes.get(collectionId) ?? 0) + 1;
-    this.writes.set(collectionId, writes);
-    if (writes % OPTIMIZE_EVERY === 0) await table.optimize();
-  }
-
-  async deleteEntities(collectionId: string, sourceConnectionId: string, entityIds: string[]): Promise<void> {
-    if (entityIds.length === 0) return;
-    const table = await this.table(collectionId, false);
-    if (!table) return;
-    await table.delete(`source_connection_id = ${literal(sourceConnectionId)} AND entity_id IN (${entityIds.map(literal).join(', ')})`);
-    this.ftsFresh.delete(collectionId);
-  }
-
-  async deleteSourceConnection(collectionId: string, sourceConnectionId: string): Promise<void> {
-    const table = await this.table(collectionId, false);
-    if (!table) return;
-    await table.delete(`source_connection_id = ${literal(sourceConnectionId)}`);
-    this.ftsFresh.delete(collectionId);
-  }
-
-  async deleteCollection(collectionId: string): Promise<void> {
-    const name = this.tableName(collectionId);
-    this.tables.delete(collectionId);
-    if ((await this.db.tableNames()).includes(name)) await this.db.dropTable(name);
-  }
-
-  async count(collectionId: string, filter?: FilterGroup[]): Promise<number> {
-    const table = await this.table(collectionId, false);
-    if (!table) return 0;
-    const where = whereClause(filter);
-    return where ? table.countRows(where) : table.countRows();
-  }
-
-  async search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]> {
-    const table = await this.table(collectionId, false);
-    if (!table) return [];
-    const where = whereClause(query.filter);
-    const depth = query.limit + query.offset;
-    // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
-    const candidates = Math.min(depth * 2 + 50, depth + 1000);
-    const semantic = async () => {
-      let search = table.vectorSearch(Array.from(query.vector!)).distanceType('cosine').limit(candidates);
-      if (where) search = search.where(where);
-      return (await search.toArray()).map((row) => ({ row, score: 1 - Number(row._distance) }));
+  /** Builds the Arrow columns directly (no row objects, no type inference). */
+  private toArrow(chunks: ChunkRecord[]): ArrowTable {
+    const schema = this.schema();
+    const column = (pick: (chunk: ChunkRecord) => string | null) => utf8Data(chunks.map(pick));
+    const vectors = new Float32Array(chunks.length * this.dimensions);
+    chunks.forEach((chunk, i) => vectors.set(chunk.vector, i * this.dimensions));
+    const data: Record<string, Data> = {
+      chunk_id: column((c) => c.chunkId),
+      source_connection_id: column((c) => c.sourceConnectionId),
+      entity_id: column((c) => c.entityId),
+      chunk_index: makeData({ type: new Int32(), length: chunks.length, nullCount: 0, data: Int32Array.from(chunks, (c) => c.chunkIndex) }),
+      name: column((c) => c.name),
+      text: column((c) => c.text),
+      vector: makeData({
+        type: schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>,
+        length: chunks.length,
+        nullCount: 0,
+        child: makeData({ type: new Float32(), length: vectors.length, nullCount: 0, data: vectors }),
+      }),
+      entity_type: column((c) => c.entityType),
+      source_name: column((c) => c.sourceName),
+      breadcrumbs: column((c) => JSON.stringify(c.breadcrumbs)),
+      breadcrumb_entity_ids: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_id))),
+      breadcrumb_names: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.name))),
+      breadcrumb_entity_types: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_type))),
+      created_at: timestampData(chunks.map((c) => c.createdAt)),
+      updated_at: timestampData(chunks.map((c) => c.updatedAt)),
+      web_url: column((c) => c.webUrl),
+      url: column((c) => c.url),
+      sync_id: column((c) => c.syncId),
+      sync_job_id: column((c) => c.syncJobId),
+      raw_source_fields: column((c) => JSON.stringify(c.rawSourceFields ?? {})),
+      access: column((c) => JSON.stringify(c.access)),
     };
-    const keyword = async () => {
-      await this.ensureFullText(collectionId, table);
-      let search = table.search(query.text!, 'fts', 'text').limit(candidates) as lancedb.Query;
-      if (where) search = search.where(where);
-      return (await search.toArray()).map((row) => ({ row, score: Number(row._score) }));
-    };
-    let ranked: { row: Record<string, unknown>; score: number }[];
-    if (query.strategy === 'semantic') ranked = await semantic();
-    else if (query.strategy === 'keyword') ranked = await keyword();
-    else ranked = fuse(await semantic(), await keyword());
-    // Ties break by chunk id, so pages of one ranking never overlap or skip.
-    ranked.sort((a, b) => b.score - a.score || String(a.row.chunk_id).localeCompare(String(b.row.chunk_id)));
-    return ranked.slice(query.offset, depth).map(({ row, score }) => ({ chunk: toChunk(row), score }));
-  }
-
-  /** (Re)builds the full-text index when rows changed since it was built, so new rows are searchable. */
-  private async ensureFullText(collectionId: string, table: lancedb.Table): Promise<void> {
-    if (this.ftsFresh.has(collectionId)) return;
-    await table.createIndex('text', { config: lancedb.Index.fts(), replace: true });
-    this.ftsFresh.add(collectionId);
-  }
-
-  async optimize(collectionId: string): Promise<void> {
-    const table = await this.table(collectionId, false);
-    if (table) await table.optimize();
-  }
-
-  async close(): Promise<void> {
-    this.tables.clear();
-    this.db.close();
+    return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(data[field.name]!)])));
   }
 }
 
-/** Reciprocal rank fusion of two rankings by chunk id. */
-function fuse(...lists: { row: Record<string, unknown>; score: number }[][]) {
-  const fused = new Map<string, { row: Record<string, unknown>; score: number }>();
-  for (const list of lists) {
-    list.forEach(({ row }, rank) => {
-      const id = String(row.chunk_id);
-      const entry = fused.get(id) ?? { row, score: 0 };
-      entry.score += 1 / (RRF_K + rank + 1);
-      fused.set(id, entry);
-    });
+function utf8Data(values: readonly (string | null)[]): Data<Utf8> {
+  const offsets = new Int32Array(values.length + 1);
+  let bytes = 0;
+  let nulls = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) nulls++;
+    else bytes += Buffer.byteLength(value, 'utf8');
+    if (bytes > 0x7fffffff) throw new Error('An add of more than 2 GiB of text in one column: pass fewer chunks per add');
+    offsets[i + 1] = bytes;
   }
-  return [...fused.values()].sort((a, b) => b.score - a.score);
+  const buffer = Buffer.allocUnsafe(bytes);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value !== null && value !== undefined) buffer.write(value, offsets[i]!, 'utf8');
+  }
+  return makeData({
+    type: new Utf8(),
+    length: values.length,
+    nullCount: nulls,
+    nullBitmap: nulls > 0 ? validity(values.map((value) => value !== null && value !== undefined)) : null,
+    valueOffsets: offsets,
+    data: new Uint8Array(buffer.buffer, buffer.byteOffset, bytes),
+  });
 }
 
-function toChunk(row: Record<string, unknown>): ScoredChunk['chunk'] {
+function listData(values: readonly string[][]): Data<List<Utf8>> {
+  const offsets = new Int32Array(values.length + 1);
+  values.forEach((list, i) => (offsets[i + 1] = offsets[i]! + list.length));
+  return makeData({
+    type: new List(new Field('item', new Utf8(), true)),
+    length: values.length,
+    nullCount: 0,
+    valueOffsets: offsets,
+    child: utf8Data(values.flat()),
+  });
+}
+
+function timestampData(values: readonly (Date | null)[]): Data<TimestampMillisecond> {
+  const millis = values.map((date) => (date instanceof Date && Number.isFinite(date.getTime()) ? date.getTime() : null));
+  const nulls = millis.filter((value) => value === null).length;
+  return makeData({
+    type: new TimestampMillisecond(UTC),
+    length: values.length,
+    nullCount: nulls,
+    nullBitmap: nulls > 0 ? validity(millis.map((value) => value !== null)) : null,
+    data: BigInt64Array.from(millis, (value) => BigInt(value ?? 0)),
+  });
+}
+
+function validity(valid: readonly boolean[]): Uint8Array {
+  const bitmap = new Uint8Array(Math.ceil(valid.length / 8));
+  valid.forEach((ok, i) => {
+    if (ok) bitmap[i >> 3]! |= 1 << (i & 7);
+  });
+  return bitmap;
+}
+
+// ---------------------------------------------------------------- results
+
+function toChunk(row: Row): ScoredChunk['chunk'] {
   const date = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)));
   return {
     chunkId: String(row.chunk_id),
@@ -211,93 +503,188 @@ function toChunk(row: Record<string, unknown>): ScoredChunk['chunk'] {
     text: String(row.text),
     entityType: String(row.entity_type),
     sourceName: String(row.source_name),
-    breadcrumbs: JSON.parse(String(row.breadcrumbs)),
+    breadcrumbs: JSON.parse(String(row.breadcrumbs)) as ScoredChunk['chunk']['breadcrumbs'],
     createdAt: date(row.created_at),
     updatedAt: date(row.updated_at),
     webUrl: String(row.web_url),
     url: row.url === null || row.url === undefined ? null : String(row.url),
     syncId: String(row.sync_id),
     syncJobId: String(row.sync_job_id),
-    rawSourceFields: JSON.parse(String(row.raw_source_fields)),
-    access: JSON.parse(String(row.access)),
+    rawSourceFields: JSON.parse(String(row.raw_source_fields)) as Record<string, unknown>,
+    access: JSON.parse(String(row.access)) as ScoredChunk['chunk']['access'],
   };
 }
 
-/** A SQL string literal (single quotes doubled). */
-function literal(value: string): string {
+/** Best first; equal scores in chunk id order, so pages are deterministic. */
+function sortRanked(list: Ranked[]): Ranked[] {
+  return list.sort((a, b) => b.score - a.score || compare(String(a.row.chunk_id), String(b.row.chunk_id)));
+}
+
+/**
+ * Weighted reciprocal rank fusion: each list adds weight / (k + rank) for every chunk it ranks (rank
+ * from 1). With the default weights (0.5 each) the order is plain RRF's.
+ */
+function reciprocalRankFusion(lists: { list: Ranked[]; weight: number }[]): Ranked[] {
+  const fused = new Map<string, Ranked>();
+  for (const { list, weight } of lists) {
+    if (weight <= 0) continue;
+    list.forEach(({ row }, rank) => {
+      const id = String(row.chunk_id);
+      const entry = fused.get(id) ?? { row, score: 0 };
+      entry.score += weight / (RRF_K + rank + 1);
+      fused.set(id, entry);
+    });
+  }
+  return sortRanked([...fused.values()]);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function finiteOr(value: number, fallback: number): number {
+  return Number.isFinite(value) ? value : fallback;
+}
+
+/** LanceDB's "table is gone" errors (native errors are not `instanceof Error` inside Jest's VM realm). */
+function isNotFound(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /not found|no such file|does not exist/i.test(message);
+}
+
+// ---------------------------------------------------------------- filters
+
+type FieldKind = 'string' | 'date' | 'integer' | 'list';
+
+/** Filterable field → column and kind. Breadcrumb fields are List<Utf8> columns (any element matches). */
+const FIELDS: Record<FilterableField, { column: string; kind: FieldKind }> = {
+  entity_id: { column: 'entity_id', kind: 'string' },
+  name: { column: 'name', kind: 'string' },
+  created_at: { column: 'created_at', kind: 'date' },
+  updated_at: { column: 'updated_at', kind: 'date' },
+  'breadcrumbs.entity_id': { column: 'breadcrumb_entity_ids', kind: 'list' },
+  'breadcrumbs.name': { column: 'breadcrumb_names', kind: 'list' },
+  'breadcrumbs.entity_type': { column: 'breadcrumb_entity_types', kind: 'list' },
+  'service_system_metadata.entity_type': { column: 'entity_type', kind: 'string' },
+  'service_system_metadata.source_name': { column: 'source_name', kind: 'string' },
+  'service_system_metadata.original_entity_id': { column: 'entity_id', kind: 'string' },
+  'service_system_metadata.chunk_index': { column: 'chunk_index', kind: 'integer' },
+  'service_system_metadata.sync_id': { column: 'sync_id', kind: 'string' },
+  'service_system_metadata.sync_job_id': { column: 'sync_job_id', kind: 'string' },
+};
+
+const COMPARISON: Partial<Record<FilterOperator, string>> = {
+  greater_than: '>',
+  less_than: '<',
+  greater_than_or_equal: '>=',
+  less_than_or_equal: '<=',
+};
+const OPERATORS = new Set<string>(['equals', 'not_equals', 'contains', 'in', 'not_in', ...Object.keys(COMPARISON)]);
+
+/** A SQL string literal: single quotes doubled (LanceDB's SQL treats backslashes literally). */
+export function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
-function whereClause(filter: FilterGroup[] | undefined): string | null {
+/**
+ * The spec's filter as a LanceDB SQL predicate: groups ORed, conditions inside a group ANDed; null
+ * for no filter. Throws ValidationError (loc `filter.<g>.conditions.<c>.<field|operator|value>`).
+ */
+export function whereClause(filter: FilterGroup[] | null | undefined): string | null {
   if (!filter || filter.length === 0) return null;
-  return filter
-    .map((group, g) => `(${group.conditions.map((condition, c) => condition_(condition, ['filter', g, 'conditions', c])).join(' AND ') || 'true'})`)
-    .join(' OR ');
+  const issues: ConstructorParameters<typeof ValidationError>[0] = [];
+  const groups = filter.map((group, g) => {
+    const conditions = (group?.conditions ?? []).map((condition, c) => {
+      try {
+        return conditionSql(condition, ['filter', g, 'conditions', c]);
+      } catch (error) {
+        if (error instanceof ValidationError) issues.push(...error.issues);
+        else throw error;
+        return 'FALSE';
+      }
+    });
+    return conditions.length === 0 ? 'TRUE' : conditions.map((sql) => `(${sql})`).join(' AND ');
+  });
+  if (issues.length > 0) throw new ValidationError(issues);
+  return groups.map((sql) => `(${sql})`).join(' OR ');
 }
 
-function condition_(condition: FilterCondition, loc: (string | number)[]): string {
-  const { field, operator, value } = condition;
-  const invalid = (msg: string) => new ValidationError([{ loc: [...loc, 'value'], msg, type: 'value_error' }]);
-  const list = Array.isArray(value);
-  if ((operator === 'in' || operator === 'not_in') !== list) throw invalid(`Operator ${operator} ${list ? 'takes a single value' : 'needs an array'}`);
+function conditionSql(condition: FilterCondition, loc: ErrorLocation): string {
+  const fail = (key: 'field' | 'operator' | 'value', msg: string, type = 'value_error'): never => {
+    throw new ValidationError([{ loc: [...loc, key], msg, type }]);
+  };
+  const { field, operator, value } = condition ?? ({} as FilterCondition);
+  const spec = Object.hasOwn(FIELDS, field) ? FIELDS[field] : undefined;
+  if (!spec) return fail('field', `Unknown filterable field ${JSON.stringify(field)}`, 'enum');
+  if (!OPERATORS.has(operator)) return fail('operator', `Unknown filter operator ${JSON.stringify(operator)}`, 'enum');
+  const { column, kind } = spec;
+  const many = operator === 'in' || operator === 'not_in';
+  if (many && !Array.isArray(value)) return fail('value', `Operator ${operator} needs an array value`, 'list_type');
+  if (!many && Array.isArray(value)) return fail('value', `Operator ${operator} needs a single value, not an array`, 'value_error');
 
-  if (field.startsWith('breadcrumbs.')) {
-    const key = field.slice('breadcrumbs.'.length);
-    // JSON text holds `"key":"value"` with unescaped quotes only at key boundaries: no false matches.
-    const has = (v: unknown) => `breadcrumbs LIKE ${literal(`%${JSON.stringify(key)}:${JSON.stringify(String(v))}%`.replace(/[_%]/g, (c, i, s) => (i === 0 || i === s.length - 1 ? c : `\\${c}`)))} ESCAPE '\\'`;
+  const scalar = (v: unknown): string => {
+    switch (kind) {
+      case 'date': {
+        const time = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Date.parse(v) : Number.NaN;
+        if (!Number.isFinite(time)) return fail('value', `${field} needs an ISO 8601 date-time`, 'datetime_parsing');
+        return `arrow_cast(${Math.trunc(time)}, 'Timestamp(Millisecond, Some("UTC"))')`;
+      }
+      case 'integer':
+        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('value', `${field} needs an integer`, 'int_type');
+        return String(v);
+      default:
+        if (typeof v === 'string') return literal(v);
+        if (typeof v === 'number' && Number.isFinite(v)) return literal(String(v));
+        return fail('value', `${field} needs a string`, 'string_type');
+    }
+  };
+
+  if (kind === 'list') {
+    // Any breadcrumb matches: equals and contains test membership.
+    const has = (v: unknown) => `array_has(${column}, ${scalar(v)})`;
     switch (operator) {
       case 'equals':
+      case 'contains':
         return has(value);
       case 'not_equals':
-        return `NOT (${has(value)})`;
+        return `NOT ${has(value)}`;
       case 'in':
-        return `(${(value as unknown[]).map(has).join(' OR ')})`;
+        return anyOf((value as unknown[]).map(has));
       case 'not_in':
-        return `NOT (${(value as unknown[]).map(has).join(' OR ')})`;
-      case 'contains':
-        return `breadcrumbs LIKE ${literal(`%${JSON.stringify(key)}:"%${String(value).replace(/[\\_%"]/g, (c) => `\\${c}`)}%`)} ESCAPE '\\'`;
+        return `NOT (${anyOf((value as unknown[]).map(has))})`;
       default:
-        throw invalid(`Operator ${operator} does not apply to ${field}`);
+        return fail('operator', `Operator ${operator} does not apply to ${field}`, 'value_error');
     }
   }
 
-  const column = COLUMN[field];
-  if (!column) throw new ValidationError([{ loc: [...loc, 'field'], msg: `Unknown field ${field}`, type: 'enum' }]);
-  const isDate = column === 'created_at' || column === 'updated_at';
-  const isInt = column === 'chunk_index';
-  const sql = (v: unknown): string => {
-    if (isDate) {
-      const time = typeof v === 'number' ? v : Date.parse(String(v));
-      if (!Number.isFinite(time)) throw invalid(`${field} needs a date-time`);
-      return String(time);
-    }
-    if (isInt) {
-      if (!Number.isInteger(v)) throw invalid(`${field} needs an integer`);
-      return String(v);
-    }
-    return literal(String(v));
-  };
+  const nullable = kind === 'date';
+  const orNull = (sql: string) => (nullable ? `${column} IS NULL OR ${sql}` : sql);
+  const comparison = COMPARISON[operator];
+  if (comparison) {
+    if (kind === 'string') return fail('operator', `Operator ${operator} applies to created_at, updated_at and chunk_index only`, 'value_error');
+    return `${column} ${comparison} ${scalar(value)}`;
+  }
   switch (operator) {
     case 'equals':
-      return `${column} = ${sql(value)}`;
+      return `${column} = ${scalar(value)}`;
     case 'not_equals':
-      return `${column} != ${sql(value)}`;
-    case 'greater_than':
-      return `${column} > ${sql(value)}`;
-    case 'less_than':
-      return `${column} < ${sql(value)}`;
-    case 'greater_than_or_equal':
-      return `${column} >= ${sql(value)}`;
-    case 'less_than_or_equal':
-      return `${column} <= ${sql(value)}`;
-    case 'in':
-      return `${column} IN (${(value as unknown[]).map(sql).join(', ')})`;
-    case 'not_in':
-      return `${column} NOT IN (${(value as unknown[]).map(sql).join(', ')})`;
+      return orNull(`${column} <> ${scalar(value)}`);
+    case 'in': {
+      const values = (value as unknown[]).map(scalar);
+      return values.length === 0 ? 'FALSE' : `${column} IN (${values.join(', ')})`;
+    }
+    case 'not_in': {
+      const values = (value as unknown[]).map(scalar);
+      return values.length === 0 ? 'TRUE' : orNull(`${column} NOT IN (${values.join(', ')})`);
+    }
     case 'contains':
-      if (isDate || isInt) throw invalid(`Operator contains does not apply to ${field}`);
-      return `${column} LIKE ${literal(`%${String(value).replace(/[\\_%]/g, (c) => `\\${c}`)}%`)} ESCAPE '\\'`;
+      if (kind !== 'string') return fail('operator', `Operator contains does not apply to ${field}`, 'value_error');
+      return `contains(${column}, ${scalar(value)})`;
     default:
-      throw new ValidationError([{ loc: [...loc, 'operator'], msg: `Unknown operator ${String(operator)}`, type: 'enum' }]);
+      return fail('operator', `Operator ${operator} does not apply to ${field}`, 'value_error');
   }
+}
+
+function anyOf(parts: string[]): string {
+  return parts.length === 0 ? 'FALSE' : parts.join(' OR ');
 }

@@ -81,6 +81,11 @@ export interface VectorQuery {
   filter?: FilterGroup[];
   limit: number;
   offset: number;
+  /**
+   * Hybrid only: weight of the keyword ranking in the fusion (0–1, the rest goes to vectors). How
+   * much vectors deserve depends on the embedder: the built-in word vectors are far weaker than BM25.
+   */
+  keywordWeight?: number;
 }
 
 export interface ScoredChunk {

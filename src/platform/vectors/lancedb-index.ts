@@ -30,7 +30,6 @@ const OPTIMIZE_EVERY_WRITES = 20;
 /** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
 const MIN_SLICE_ROWS = 5000;
 /** Reciprocal rank fusion constant (the usual 60). */
-const RRF_K = 60;
 /** Hybrid search fuses at least this many candidates from each list, so pages stay stable. */
 const HYBRID_MIN_CANDIDATES = 100;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
@@ -192,25 +191,27 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   async search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]> {
     const where = whereClause(query.filter);
-    const offset = Math.max(0, Math.floor(query.offset));
-    const limit = Math.max(0, Math.floor(query.limit));
+    const offset = Math.max(0, Math.floor(query.offset) || 0);
+    const limit = Math.max(0, Math.floor(query.limit) || 0);
     if (limit === 0) return [];
     const depth = offset + limit;
+    // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
+    const margin = Math.min(depth * 2 + 50, depth + 1000);
     const ranked = await this.read(collectionId, [] as Ranked[], async (table) => {
       switch (query.strategy) {
         case 'semantic':
-          return this.semantic(table, query, where, depth);
+          return this.semantic(table, query, where, margin);
         case 'keyword':
-          return this.keyword(collectionId, table, query, where, depth);
+          return this.keyword(collectionId, table, query, where, margin);
         case 'hybrid': {
-          const candidates = Math.max(depth, HYBRID_MIN_CANDIDATES);
+          const candidates = Math.max(margin, HYBRID_MIN_CANDIDATES);
           const weight = query.keywordWeight;
           const keywordWeight = typeof weight === 'number' && Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0.5;
           const [semantic, keyword] = await Promise.all([
             keywordWeight < 1 ? this.semantic(table, query, where, candidates) : [],
             keywordWeight > 0 ? this.keyword(collectionId, table, query, where, candidates) : [],
           ]);
-          return reciprocalRankFusion([
+          return weightedScoreFusion([
             { list: semantic, weight: 1 - keywordWeight },
             { list: keyword, weight: keywordWeight },
           ]);
@@ -521,19 +522,24 @@ function sortRanked(list: Ranked[]): Ranked[] {
 }
 
 /**
- * Weighted reciprocal rank fusion: each list adds weight / (k + rank) for every chunk it ranks (rank
- * from 1). With the default weights (0.5 each) the order is plain RRF's.
+ * Weighted fusion of min-max normalised scores: each list adds weight × (score − min) / (max − min).
+ * Reciprocal rank fusion would treat both rankings as equally good, which drags BM25 down when the
+ * vectors are weak (SciFact test with the built-in embedder: keyword 0.69, RRF hybrid 0.43 nDCG@10).
  */
-function reciprocalRankFusion(lists: { list: Ranked[]; weight: number }[]): Ranked[] {
+function weightedScoreFusion(lists: { list: Ranked[]; weight: number }[]): Ranked[] {
   const fused = new Map<string, Ranked>();
   for (const { list, weight } of lists) {
-    if (weight <= 0) continue;
-    list.forEach(({ row }, rank) => {
+    if (weight <= 0 || list.length === 0) continue;
+    const scores = list.map((item) => item.score);
+    const min = Math.min(...scores);
+    const span = Math.max(...scores) - min;
+    for (const { row, score } of list) {
       const id = String(row.chunk_id);
       const entry = fused.get(id) ?? { row, score: 0 };
-      entry.score += weight / (RRF_K + rank + 1);
+      // All equal (a single match, say): every one of them is this list's best.
+      entry.score += weight * (span === 0 ? 1 : (score - min) / span);
       fused.set(id, entry);
-    });
+    }
   }
   return sortRanked([...fused.values()]);
 }

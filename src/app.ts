@@ -242,9 +242,12 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
         http.drain(); // readiness fails and keep-alive connections close: balancers stop sending work
         core.services.pubsub.endSubscriptions(); // open streams complete, so close() is not held up by them
         await closeServer(server, config.shutdownTimeoutSeconds * 1000);
+        logger.debug('shutdown: HTTP server closed');
         await http.stop();
         await worker?.stop();
+        logger.debug('shutdown: worker stopped');
         await core.close();
+        logger.debug('shutdown: connections closed');
       },
     };
   } catch (error) {

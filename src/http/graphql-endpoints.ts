@@ -74,6 +74,8 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
     schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
+    // The process owns its signals (src/main.ts drains HTTP, then the worker, then connections).
+    stopOnTerminationSignals: false,
     formatError,
     plugins: [ApolloServerPluginLandingPageDisabled(), httpStatusPlugin(), errorLoggingPlugin(logger)],
   });

@@ -38,6 +38,7 @@ export class SyncWorker {
   private readonly running = new Map<string, AbortController>();
   private readonly settling = new Set<Promise<void>>();
   private stopping = false;
+  private ticking: Promise<unknown> | null = null;
   private timers: NodeJS.Timeout[] = [];
   private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
 
@@ -73,8 +74,13 @@ export class SyncWorker {
     const waiting = await this.deps.orm.em.fork().find(SyncJob, { status: { $in: ['PENDING', 'CANCELLING'] } }, { fields: ['id'] });
     for (const job of waiting) await this.deps.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
     const tick = () => {
-      void this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed'));
-      void this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed'));
+      if (this.ticking) return; // the previous look is still going
+      this.ticking = Promise.all([
+        this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed')),
+        this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed')),
+      ]).finally(() => {
+        this.ticking = null;
+      });
     };
     this.timers.push(setInterval(tick, this.options.tickSeconds * 1000));
     tick();
@@ -87,7 +93,7 @@ export class SyncWorker {
     this.timers = [];
     await this.cancelSubscription?.return?.();
     for (const controller of this.running.values()) controller.abort(new Error('Worker shutting down'));
-    await Promise.allSettled([...this.settling]);
+    await Promise.allSettled([...this.settling, this.ticking]);
   }
 
   /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */

@@ -40,6 +40,11 @@ export interface PipelineRun {
   sourceName: string;
   config: EffectiveSyncConfig;
   source: SourceRun;
+  /**
+   * The previous run of the connection did not complete: it may have left chunks of entities the
+   * entity table does not know (killed between the index write and the table write).
+   */
+  orphansPossible: boolean;
   signal: AbortSignal;
   onProgress(counts: SyncCounts): Promise<void>;
 }
@@ -174,9 +179,9 @@ export class SyncPipeline {
   private async writeChunks(run: PipelineRun, changed: { entity: SourceEntity; isNew: boolean }[]): Promise<Map<string, number>> {
     const perEntity = new Map<string, number>();
     if (!this.vectorsEnabled(run.config) || changed.length === 0) return perEntity;
-    // New entities too: a run killed between its index write and its entity-table write leaves
-    // chunks of entities the table does not know yet.
-    await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, changed.map((c) => c.entity.entityId));
+    // Updated entities' old chunks go; new entities may have orphan chunks only after an interrupted run.
+    const stale = changed.filter((c) => !c.isNew || run.orphansPossible).map((c) => c.entity.entityId);
+    if (stale.length) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, stale);
 
     const pending: { entity: SourceEntity; index: number; text: string }[] = [];
     for (const { entity } of changed) {

@@ -179,6 +179,7 @@ export class SyncWorker {
     const source = config.behavior.replayFromArf
       ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
       : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger }, this.deps.environment);
+    const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
       syncId: connection.id,
@@ -187,6 +188,7 @@ export class SyncWorker {
       sourceName: connection.shortName,
       config,
       source,
+      orphansPossible: previous !== undefined && previous.status !== 'COMPLETED',
       signal,
       onProgress,
     });

@@ -102,6 +102,8 @@ describe.each<Deployment>(['embedded', 'servers'])('collections over REST (%s de
     expect(cleared.body.sync_config).toBeNull();
     expect(cleared.body.name).toBe('After rename');
 
+    const untouched = await call('PATCH', `/collections/${created.readable_id}`, {});
+    expect(untouched.body.modified_at).toBe(cleared.body.modified_at);
     const immutable = await call('PATCH', `/collections/${created.readable_id}`, { readable_id: 'something-else' });
     expect(immutable.status).toBe(422);
     expect(immutable.body.detail[0]).toMatchObject({ loc: ['body', 'readable_id'], type: 'extra_forbidden' });

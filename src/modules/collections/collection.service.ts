@@ -127,6 +127,8 @@ export class CollectionService {
     const em = this.orm.em.fork();
     const row = await this.find(em, principal, readableId);
     if (!row) throw NotFoundError.of('Collection', readableId);
+    const changes = (input.name != null && input.name !== row.name) || input.syncConfig !== undefined;
+    if (!changes) return this.view(row); // nothing sent that changes it: no new modified_at, no event
     if (input.name != null) row.name = input.name;
     if (input.syncConfig !== undefined) row.syncConfig = syncConfig?.value ?? null;
     row.modifiedAt = new Date();

@@ -55,7 +55,12 @@ function issueMessage(error: ErrorObject): string {
 export function validationIssues(errors: ErrorObject[]): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
+  // In `oneOf: [X, {type: 'null'}]`, a bad X also fails the null branch ("must be null"): that says
+  // nothing the X errors do not, so it is dropped when they are there.
+  const explained = (error: ErrorObject) =>
+    error.keyword === 'type' && error.params.type === 'null' && errors.some((other) => other !== error && other.instancePath.startsWith(error.instancePath) && !(other.keyword === 'oneOf' || other.keyword === 'anyOf'));
   for (const error of errors) {
+    if (explained(error)) continue;
     if (error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'if') continue;
     const path = error.instancePath
       .split('/')

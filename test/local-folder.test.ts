@@ -1,57 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { extractText } from '../src/connectors/text-extraction/extract-text.js';
+import { docxWith, pdfWith } from '../src/connectors/text-extraction/test-fixtures.js';
 import { startTestServer, type TestServer } from './support/harness.js';
 import { api, FAST_WORKER, waitForJob, type Api } from './support/sync-helpers.js';
-
-/** A one-page PDF with a text object and a correct cross-reference table. */
-function pdfWith(text: string): Buffer {
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${`BT /F1 18 Tf 72 720 Td (${text}) Tj ET`.length} >>\nstream\nBT /F1 18 Tf 72 720 Td (${text}) Tj ET\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-  ];
-  let body = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((object, i) => {
-    offsets.push(body.length);
-    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
-  });
-  const xref = body.length;
-  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(body, 'latin1');
-}
-
-/** A minimal DOCX (a zip with word/document.xml), built with the zip library mammoth itself uses. */
-async function docxWith(text: string): Promise<Buffer> {
-  const JSZip = createRequire(createRequire(import.meta.url).resolve('mammoth'))('jszip');
-  const zip = new JSZip();
-  zip.file('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>');
-  zip.file('_rels/.rels', '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>');
-  zip.file('word/document.xml', `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`);
-  return zip.generateAsync({ type: 'nodebuffer' });
-}
-
-describe('text extraction', () => {
-  test('PDF, DOCX, HTML, Markdown with a BOM and code become text; binary files do not', async () => {
-    expect((await extractText({ name: 'a.pdf', bytes: pdfWith('Quarterly pelican census') }))!.text).toContain('Quarterly pelican census');
-    expect((await extractText({ name: 'a.docx', bytes: await docxWith('Minutes of the otter meeting') }))!.text).toBe('Minutes of the otter meeting');
-    const html = (await extractText({ name: 'a.html', bytes: Buffer.from('<html><head><style>p{color:red}</style><script>alert(1)</script></head><body><h1>Title</h1><p>Body <a href="http://x">link</a></p></body></html>') }))!;
-    expect(html.text).toMatch(/TITLE|Title/);
-    expect(html.text).toContain('Body link');
-    expect(html.text).not.toMatch(/alert|color/);
-    expect((await extractText({ name: 'a.md', bytes: Buffer.from('\uFEFF# Heading\ntext') }))).toEqual({ text: '# Heading\ntext', mimeType: 'text/markdown' });
-    expect(await extractText({ name: 'main.py', bytes: Buffer.from('def f():\n  return 1\n') })).toMatchObject({ language: 'python' });
-    expect(await extractText({ name: 'blob.bin', bytes: Buffer.from([1, 2, 3]) })).toBeNull();
-    expect(await extractText({ name: 'notes.txt', bytes: Buffer.from([0x61, 0x00, 0x62]) })).toBeNull();
-  });
-});
 
 describe('local_folder source (embedded deployment)', () => {
   let server: TestServer;
@@ -69,7 +22,7 @@ describe('local_folder source (embedded deployment)', () => {
     writeFileSync(path.join(docs, 'readme.md'), '# Readme\nWelcome to the llama handbook.');
     writeFileSync(path.join(docs, 'guides', 'setup.txt'), 'Install the walrus toolkit first.');
     writeFileSync(path.join(docs, 'guides', 'deep', 'report.pdf'), pdfWith('Pelican census results'));
-    writeFileSync(path.join(docs, 'guides', 'minutes.docx'), await docxWith('Otter meeting minutes'));
+    writeFileSync(path.join(docs, 'guides', 'minutes.docx'), await docxWith(['Otter meeting minutes']));
     writeFileSync(path.join(docs, 'guides', 'tool.ts'), 'export function helper(): number {\n  return 42;\n}\n');
     writeFileSync(path.join(docs, 'node_modules', 'pkg', 'index.js'), 'ignored');
     writeFileSync(path.join(docs, 'image.bin'), Buffer.from([0, 1, 2, 3]));

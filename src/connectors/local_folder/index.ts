@@ -1,10 +1,23 @@
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { access, lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import picomatch from 'picomatch';
-import { SourceConfigError, type Connector, type ConnectorEnvironment, type SourceItem } from '../connector.js';
-import { extractText } from '../text-extraction/extract-text.js';
+import type { Logger } from '../../platform/logger.js';
+import { SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem } from '../connector.js';
+import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
+
+/**
+ * `local_folder`: a directory on the server, inside one of the roots the operator allows
+ * (CATCHMENT_LOCAL_FOLDER_ROOTS). Folders become `folder` entities and the breadcrumbs of what
+ * they hold; supported files become `file` entities whose id is their path relative to the
+ * folder ('/'-separated), so ids are stable across runs and renames are a delete plus an insert.
+ *
+ * Incremental runs use the cursor of the previous run: a file whose size, mtime and ctime are
+ * unchanged is not read (a keep marker); a changed one is read and hashed, and kept when its
+ * SHA-256 is the same. Runs are always `complete` (see `sync`).
+ */
 
 interface FolderConfig {
   path: string;
@@ -13,41 +26,168 @@ interface FolderConfig {
   max_file_bytes: number;
 }
 
-/** Per relative path, what the last run saw: unchanged size and mtime mean the file is not read again. */
-type FolderCursor = Record<string, { mtimeMs: number; size: number; sha256: string }>;
+const DEFAULT_INCLUDE = ['**/*'];
+const DEFAULT_EXCLUDE = ['**/node_modules/**', '**/.git/**', '**/.hg/**', '**/.svn/**', '**/__pycache__/**', '**/.DS_Store', '**/Thumbs.db'];
+const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
 
-const inside = (root: string, candidate: string) => candidate === root || candidate.startsWith(root + path.sep);
+/** What the last successful run saw of one file. `indexed` is false for files read but not made searchable (binary, unparsable). */
+interface FileState {
+  mtimeMs: number;
+  ctimeMs: number;
+  size: number;
+  sha256: string;
+  indexed: boolean;
+}
 
-/** The real path of the configured folder, refused unless it lies inside an allowed root. */
-async function resolveRoot(config: FolderConfig, environment: ConnectorEnvironment): Promise<string> {
+interface FolderCursor {
+  version: typeof CURSOR_VERSION;
+  /** EXTRACTION_VERSION of the run: other text for the same bytes means every file is read again. */
+  extraction: number;
+  /** Real path of the folder: a cursor of another folder says nothing about this one. */
+  root: string;
+  /** By relative path. */
+  files: Record<string, FileState>;
+  /** Relative paths of the folder entities the run yielded. */
+  folders: string[];
+}
+
+const CURSOR_VERSION = 1;
+
+/** The previous run's cursor when it describes this folder with this extraction, else null (a full read). */
+function usableCursor(cursor: Record<string, unknown> | null, root: string): FolderCursor | null {
+  if (!cursor || cursor.version !== CURSOR_VERSION || cursor.extraction !== EXTRACTION_VERSION || cursor.root !== root) return null;
+  if (typeof cursor.files !== 'object' || cursor.files === null || !Array.isArray(cursor.folders)) return null;
+  return cursor as unknown as FolderCursor;
+}
+
+const strings = (value: unknown, fallback: string[]) => (Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : fallback);
+
+/** Config with defaults (the platform applies them already; this keeps direct callers and old rows safe). */
+function readConfig(raw: Record<string, unknown>): FolderConfig {
+  return {
+    path: typeof raw.path === 'string' ? raw.path : '',
+    include: strings(raw.include, DEFAULT_INCLUDE),
+    exclude: strings(raw.exclude, DEFAULT_EXCLUDE),
+    max_file_bytes: typeof raw.max_file_bytes === 'number' && raw.max_file_bytes > 0 ? raw.max_file_bytes : DEFAULT_MAX_FILE_BYTES,
+  };
+}
+
+/** `candidate` is `root` or below it (both real, absolute paths). Works for the filesystem root too. */
+function inside(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
+
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException | null)?.code;
+
+/**
+ * Errors that mean "this entry is not there or not ours to read" (skipped, so what it held is
+ * deleted). Anything else (EIO, ESTALE, EMFILE…) fails the run instead: a complete run that
+ * silently skipped a folder on a flaky mount would delete everything in it.
+ */
+const SKIPPABLE = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'ELOOP', 'ENAMETOOLONG', 'ENXIO', 'EINVAL']);
+const skippable = (error: unknown) => SKIPPABLE.has(errorCode(error) ?? '');
+
+/** The real path of the configured folder; refused unless it is a readable directory inside an allowed root. */
+async function resolveRoot(configured: string, environment: ConnectorEnvironment): Promise<string> {
   if (environment.localFolderRoots.length === 0) {
-    throw new SourceConfigError('path', 'local_folder is disabled: the operator has not set CATCHMENT_LOCAL_FOLDER_ROOTS');
+    throw new SourceConfigError('path', 'The local_folder source is disabled on this server: the operator has not allowed any folder (set CATCHMENT_LOCAL_FOLDER_ROOTS)');
   }
+  if (!configured.trim()) throw new SourceConfigError('path', 'A folder path is required');
+  if (!path.isAbsolute(configured)) throw new SourceConfigError('path', `The folder path must be absolute: "${configured}"`);
   let real: string;
   try {
-    real = await realpath(path.resolve(config.path));
-  } catch {
-    throw new SourceConfigError('path', `Folder "${config.path}" does not exist or cannot be read`);
+    real = await realpath(configured);
+  } catch (error) {
+    const reason = errorCode(error) === 'ENOENT' ? 'does not exist' : errorCode(error) === 'ENOTDIR' ? 'is not a folder' : 'cannot be read';
+    throw new SourceConfigError('path', `The folder "${configured}" ${reason}`);
   }
-  const roots = await Promise.all(environment.localFolderRoots.map((root) => realpath(root).catch(() => null)));
+  // Roots are compared by real path too, so a symlink can lead neither out of nor into them.
+  const roots = await Promise.all(environment.localFolderRoots.map((root) => realpath(path.resolve(root)).catch(() => null)));
   if (!roots.some((root) => root !== null && inside(root, real))) {
-    throw new SourceConfigError('path', `Folder "${config.path}" is outside the allowed roots (CATCHMENT_LOCAL_FOLDER_ROOTS)`);
+    throw new SourceConfigError('path', `The folder "${configured}" is outside the folders this server allows (CATCHMENT_LOCAL_FOLDER_ROOTS)`);
   }
-  if (!(await stat(real)).isDirectory()) throw new SourceConfigError('path', `"${config.path}" is not a folder`);
+  const info = await stat(real).catch(() => null);
+  if (!info?.isDirectory()) throw new SourceConfigError('path', `"${configured}" is not a folder`);
+  try {
+    await access(real, constants.R_OK | constants.X_OK);
+  } catch {
+    throw new SourceConfigError('path', `The folder "${configured}" cannot be read by the server`);
+  }
   return real;
 }
+
+/**
+ * A matcher of '/'-separated relative paths (dot files included). As in .gitignore, a pattern
+ * without a slash (`*.md`, `build`) matches the name at any depth; others match the whole path.
+ */
+function matcher(field: 'include' | 'exclude', patterns: string[]): (relative: string) => boolean {
+  const compile = (list: string[]) => (list.length === 0 ? () => false : picomatch(list, { dot: true }));
+  try {
+    const byName = compile(patterns.filter((pattern) => !pattern.includes('/')));
+    const byPath = compile(patterns.filter((pattern) => pattern.includes('/')));
+    return (relative) => byPath(relative) || byName(path.posix.basename(relative));
+  } catch (error) {
+    throw new SourceConfigError(field, `Invalid glob pattern: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Reads a regular file without following a symlink in its last component (the walk resolved and
+ * checked links already; this stops one swapped in since), without blocking on a FIFO swapped in,
+ * and without reading more than `limit` bytes. Null when it is no longer a regular file or too large.
+ */
+async function readRegularFile(file: string, limit: number): Promise<{ bytes: Buffer; info: Stats } | null> {
+  const handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > limit) return null;
+    const bytes = Buffer.alloc(info.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const { bytesRead } = await handle.read(bytes, filled, bytes.length - filled, filled);
+      if (bytesRead === 0) break; // truncated meanwhile
+      filled += bytesRead;
+    }
+    return { bytes: filled === bytes.length ? bytes : bytes.subarray(0, filled), info };
+  } finally {
+    await handle.close();
+  }
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const dateOrNull = (ms: number) => (ms > 0 ? new Date(ms) : null); // filesystems without birth times report 0
 
 const connector: Connector = {
   shortName: 'local_folder',
   name: 'Local folder',
-  description: 'A folder on the server: Markdown, text, HTML, PDF, DOCX and source code, with folders as breadcrumbs. Incremental by modification time and content hash.',
+  description:
+    'A folder on the server, inside the roots the operator allows: Markdown, plain text, HTML, PDF, DOCX and source code, with folders as breadcrumbs. Incremental by modification time and content hash; files removed from the folder are removed from the collection.',
   authMethods: ['direct'],
   authFields: null,
   configFields: [
-    { name: 'path', title: 'Folder path', description: 'Absolute path inside one of the roots the operator allows.', type: 'string', required: true, isSecret: false },
-    { name: 'include', title: 'Include globs', type: 'array', itemsType: 'string', required: false, isSecret: false, default: ['**/*'] },
-    { name: 'exclude', title: 'Exclude globs', type: 'array', itemsType: 'string', required: false, isSecret: false, default: ['**/node_modules/**', '**/.git/**'] },
-    { name: 'max_file_bytes', title: 'Largest file read (bytes)', type: 'integer', required: false, isSecret: false, default: 20 * 1024 * 1024, minimum: 1 },
+    { name: 'path', title: 'Folder path', description: 'Absolute path of a folder inside one of the roots the operator allows (CATCHMENT_LOCAL_FOLDER_ROOTS).', type: 'string', required: true, isSecret: false },
+    {
+      name: 'include',
+      title: 'Include globs',
+      description: 'Files to read, as globs on the path relative to the folder (dot files included; a pattern without "/" matches the file name at any depth).',
+      type: 'array',
+      itemsType: 'string',
+      required: false,
+      isSecret: false,
+      default: DEFAULT_INCLUDE,
+    },
+    {
+      name: 'exclude',
+      title: 'Exclude globs',
+      description: 'Files and folders to skip, as globs on the path relative to the folder; an excluded folder is not entered.',
+      type: 'array',
+      itemsType: 'string',
+      required: false,
+      isSecret: false,
+      default: DEFAULT_EXCLUDE,
+    },
+    { name: 'max_file_bytes', title: 'Largest file read (bytes)', description: 'Larger files are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULT_MAX_FILE_BYTES, minimum: 1 },
   ],
   supportedAuthProviders: [],
   supportsContinuous: true,
@@ -55,97 +195,239 @@ const connector: Connector = {
   labels: ['files'],
   outputEntityDefinitions: ['LocalFolderEntity', 'LocalFileEntity'],
 
-  async validate({ config }, environment) {
-    await resolveRoot(config as unknown as FolderConfig, environment);
+  async validate({ config: raw }, environment) {
+    const config = readConfig(raw);
+    matcher('include', config.include);
+    matcher('exclude', config.exclude);
+    await resolveRoot(config.path, environment);
   },
 
+  /**
+   * Always `complete: true`. The walk enumerates the whole folder on every run — unchanged files
+   * and folders as keep markers — so "not mentioned" reliably means "gone", and the pipeline's
+   * end-of-run sweep deletes it. That sweep works from the collection's entity table, not from
+   * the cursor, so it also removes what the cursor cannot know about: entities of a run that
+   * was cancelled or failed (committed batches, no cursor stored), files newly excluded or over
+   * `max_file_bytes` after a config change, and everything on a full (cursor-less) run.
+   * Incremental runs also yield explicit `delete` markers for cursor entries that are gone;
+   * they are redundant with the sweep but make the stream say what happened.
+   */
   sync({ config: raw, cursor, signal, logger }, environment) {
-    const config = raw as unknown as FolderConfig;
-    const previous = (cursor ?? {}) as FolderCursor;
-    const next: FolderCursor = {};
-    const included = picomatch(config.include, { dot: true });
-    const excluded = picomatch(config.exclude, { dot: true });
+    const config = readConfig(raw);
+    const next: FolderCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, root: '', files: {}, folders: [] };
     return {
-      // The walk enumerates every file and folder (unchanged ones as keep markers), so whatever it
-      // does not mention is gone: the run is complete, incremental or not.
       complete: true,
-      nextCursor: () => next,
-      items: (async function* (): AsyncGenerator<SourceItem> {
-        const root = await resolveRoot(config, environment);
-        const walk = async function* (directory: string, crumbs: { entityId: string; name: string; entityType: string }[]): AsyncGenerator<SourceItem> {
-          const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
-          entries.sort((a, b) => a.name.localeCompare(b.name));
-          for (const entry of entries) {
-            signal.throwIfAborted();
-            const absolute = path.join(directory, entry.name);
-            const relative = path.relative(root, absolute).split(path.sep).join('/');
-            if (excluded(relative) || excluded(`${relative}/`)) continue;
-            let info = await lstat(absolute).catch(() => null);
-            if (info?.isSymbolicLink()) {
-              // Follow links only while they stay inside the root.
-              const target = await realpath(absolute).catch(() => null);
-              if (!target || !inside(root, target)) continue;
-              info = await stat(target).catch(() => null);
-            }
-            if (!info) continue;
-            if (info.isDirectory()) {
-              const folder = { entityId: relative, name: entry.name, entityType: 'folder' };
-              yield {
-                ...folder,
-                breadcrumbs: crumbs,
-                createdAt: info.birthtime,
-                // A folder's mtime moves whenever a child is added or removed: not a change of the folder.
-                updatedAt: null,
-                text: entry.name,
-                fields: { relative_path: relative },
-                webUrl: pathToFileURL(absolute).href,
-              };
-              yield* walk(absolute, [...crumbs, folder]);
-              continue;
-            }
-            if (!info.isFile() || !included(relative)) continue;
-            if (info.size > config.max_file_bytes) {
-              logger.debug({ file: relative, size: info.size }, 'local_folder: file larger than max_file_bytes skipped');
-              continue;
-            }
-            const seen = previous[relative];
-            if (seen && seen.mtimeMs === info.mtimeMs && seen.size === info.size) {
-              next[relative] = seen;
-              yield { keep: relative };
-              continue;
-            }
-            const bytes = await readFile(absolute).catch(() => null);
-            if (!bytes) continue;
-            const sha256 = createHash('sha256').update(bytes).digest('hex');
-            next[relative] = { mtimeMs: info.mtimeMs, size: info.size, sha256 };
-            if (seen && seen.sha256 === sha256) {
-              yield { keep: relative }; // touched, not changed
-              continue;
-            }
-            const extracted = await extractText({ name: entry.name, bytes }).catch((error: unknown) => {
-              logger.debug({ file: relative, err: error }, 'local_folder: text extraction failed');
-              return null;
-            });
-            if (!extracted) continue;
-            yield {
-              entityId: relative,
-              entityType: 'file',
-              name: entry.name,
-              breadcrumbs: crumbs,
-              createdAt: info.birthtime,
-              updatedAt: info.mtime,
-              text: extracted.text,
-              fields: { relative_path: relative, extension: path.extname(entry.name).toLowerCase(), size: info.size, mime_type: extracted.mimeType, modified_at: info.mtime.toISOString(), sha256 },
-              webUrl: pathToFileURL(absolute).href,
-              file: { name: entry.name, mimeType: extracted.mimeType, size: info.size, bytes },
-              ...(extracted.language ? { language: extracted.language } : {}),
-            };
-          }
-        };
-        yield* walk(root, []);
-      })(),
+      nextCursor: () => next as unknown as Record<string, unknown>,
+      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment), signal),
     };
   },
 };
+
+/** Checks the signal as soon as the consumer asks for the next item, before any more work is done. */
+async function* stopWhenAborted(items: AsyncGenerator<SourceItem>, signal: AbortSignal): AsyncGenerator<SourceItem> {
+  signal.throwIfAborted();
+  for await (const item of items) {
+    yield item;
+    signal.throwIfAborted();
+  }
+}
+
+interface Frame {
+  crumb: Breadcrumb;
+  entity: SourceEntity;
+  emitted: boolean;
+}
+
+async function* walkFolder(
+  config: FolderConfig,
+  cursor: Record<string, unknown> | null,
+  next: FolderCursor,
+  signal: AbortSignal,
+  logger: Logger,
+  environment: ConnectorEnvironment,
+): AsyncGenerator<SourceItem> {
+  signal.throwIfAborted();
+  // Checked again at every run: the folder or the allowed roots may have changed since validation,
+  // and a vanished folder must fail the run rather than look empty (which would delete everything).
+  const root = await resolveRoot(config.path, environment);
+  const included = matcher('include', config.include);
+  const excluded = matcher('exclude', config.exclude);
+  const previous = usableCursor(cursor, root);
+  const previousFolders = new Set(previous?.folders ?? []);
+  next.root = root;
+  const yielded = new Set<string>(); // ids of entities and keep markers of this run
+  const visited = new Set<string>(); // device:inode of folders walked, so links cannot loop
+  const skip = (relative: string, reason: string, extra: Record<string, unknown> = {}) =>
+    logger.debug({ source: 'local_folder', file: relative, reason, ...extra }, 'local_folder: file skipped');
+  const urlOf = (relative: string) => pathToFileURL(path.join(root, ...relative.split('/'))).href;
+
+  /** Folders are yielded just before the first item below them, so folders with nothing searchable stay out. */
+  function* ancestors(frames: Frame[]): Generator<SourceItem> {
+    for (const frame of frames) {
+      if (frame.emitted) continue;
+      signal.throwIfAborted();
+      frame.emitted = true;
+      const id = frame.crumb.entityId;
+      next.folders.push(id);
+      yielded.add(id);
+      yield previousFolders.has(id) ? { keep: id } : frame.entity;
+    }
+  }
+
+  async function* walk(directory: string, relativeDirectory: string, frames: Frame[]): AsyncGenerator<SourceItem> {
+    let entries;
+    try {
+      entries = await readdir(directory, { withFileTypes: true });
+    } catch (error) {
+      if (!skippable(error)) throw error;
+      logger.debug({ source: 'local_folder', folder: relativeDirectory, err: error }, 'local_folder: folder skipped');
+      return;
+    }
+    // Code-unit order: the same on every machine, whatever the locale.
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      signal.throwIfAborted();
+      const relative = relativeDirectory ? `${relativeDirectory}/${entry.name}` : entry.name;
+      let real = path.join(directory, entry.name);
+      let info: Stats;
+      try {
+        info = await lstat(real);
+        if (info.isSymbolicLink()) {
+          // Followed only while the target stays inside the folder.
+          const target = await realpath(real);
+          if (!inside(root, target)) {
+            skip(relative, 'symbolic link leading outside the folder');
+            continue;
+          }
+          real = target;
+          info = await stat(target);
+        }
+      } catch (error) {
+        if (!skippable(error)) throw error;
+        skip(relative, 'unreadable', { err: error });
+        continue;
+      }
+
+      if (info.isDirectory()) {
+        if (excluded(relative) || excluded(`${relative}/`)) continue;
+        const key = `${info.dev}:${info.ino}`;
+        if (visited.has(key)) {
+          skip(relative, 'folder already walked through another path');
+          continue;
+        }
+        visited.add(key);
+        const crumb: Breadcrumb = { entityId: relative, name: entry.name, entityType: 'folder' };
+        const entity: SourceEntity = {
+          ...crumb,
+          breadcrumbs: frames.map((frame) => frame.crumb),
+          createdAt: dateOrNull(info.birthtimeMs),
+          // A folder's mtime moves whenever a child is added or removed: not a change of the folder.
+          updatedAt: null,
+          text: entry.name,
+          fields: { relative_path: relative },
+          webUrl: urlOf(relative),
+        };
+        yield* walk(real, relative, [...frames, { crumb, entity, emitted: false }]);
+        continue;
+      }
+
+      if (!info.isFile()) continue; // sockets, FIFOs, devices
+      if (!included(relative) || excluded(relative)) continue;
+      if (!isSupported(entry.name)) {
+        skip(relative, 'unsupported file type');
+        continue;
+      }
+      if (info.size > config.max_file_bytes) {
+        skip(relative, 'larger than max_file_bytes', { size: info.size, max_file_bytes: config.max_file_bytes });
+        continue;
+      }
+
+      const before = previous?.files[relative];
+      // ctime too: it moves when content is replaced with the old mtime kept (cp -p, rsync -t, tar).
+      if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && before.ctimeMs === info.ctimeMs) {
+        next.files[relative] = before;
+        if (before.indexed) {
+          yield* ancestors(frames);
+          yielded.add(relative);
+          yield { keep: relative };
+        }
+        continue;
+      }
+
+      let read: Awaited<ReturnType<typeof readRegularFile>>;
+      try {
+        read = await readRegularFile(real, config.max_file_bytes);
+      } catch (error) {
+        if (!skippable(error)) throw error;
+        skip(relative, 'unreadable', { err: error });
+        continue;
+      }
+      if (!read) {
+        skip(relative, 'changed while read (no longer a regular file, or too large)');
+        continue;
+      }
+      signal.throwIfAborted();
+      const { bytes, info: current } = read;
+      const hash = sha256(bytes);
+      const state = (indexed: boolean): FileState => ({ mtimeMs: current.mtimeMs, ctimeMs: current.ctimeMs, size: current.size, sha256: hash, indexed });
+      if (before && before.sha256 === hash) {
+        // Touched, not changed.
+        next.files[relative] = state(before.indexed);
+        if (before.indexed) {
+          yield* ancestors(frames);
+          yielded.add(relative);
+          yield { keep: relative };
+        }
+        continue;
+      }
+
+      let extracted: Awaited<ReturnType<typeof extractText>>;
+      try {
+        extracted = await extractText({ name: entry.name, bytes });
+      } catch (error) {
+        skip(relative, 'text extraction failed', { err: error });
+        extracted = null;
+      }
+      signal.throwIfAborted();
+      next.files[relative] = state(extracted !== null);
+      if (!extracted) {
+        skip(relative, 'binary content or no text');
+        continue;
+      }
+      yield* ancestors(frames);
+      yielded.add(relative);
+      yield {
+        entityId: relative,
+        entityType: 'file',
+        name: entry.name,
+        breadcrumbs: frames.map((frame) => frame.crumb),
+        createdAt: dateOrNull(current.birthtimeMs),
+        updatedAt: current.mtime,
+        text: extracted.text,
+        fields: {
+          relative_path: relative,
+          extension: path.extname(entry.name).toLowerCase(),
+          size: bytes.length,
+          mime_type: extracted.mimeType,
+          modified_at: current.mtime.toISOString(),
+          sha256: hash,
+        },
+        webUrl: urlOf(relative),
+        file: { name: entry.name, mimeType: extracted.mimeType, size: bytes.length, bytes },
+        ...(extracted.language ? { language: extracted.language } : {}),
+      };
+    }
+  }
+
+  const rootInfo = await stat(root);
+  visited.add(`${rootInfo.dev}:${rootInfo.ino}`);
+  yield* walk(root, '', []);
+
+  if (previous) {
+    const gone = [...previousFolders, ...Object.entries(previous.files).filter(([, state]) => state.indexed).map(([id]) => id)].filter((id) => !yielded.has(id));
+    for (const id of new Set(gone)) yield { delete: id };
+  }
+  logger.debug({ source: 'local_folder', root, files: Object.keys(next.files).length, folders: next.folders.length }, 'local_folder: walk finished');
+}
 
 export default connector;

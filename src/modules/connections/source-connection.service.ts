@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CredentialsRejectedError, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
 import { validateFields } from '../../connectors/fields.js';
@@ -357,7 +358,7 @@ export class SourceConnectionService {
         authMethod: row.authMethod,
         auth: { method: row.authMethod, authenticated: row.authenticated, authenticatedAt: row.authenticatedAt, expiresAt: null },
         config: row.config,
-        schedule: { cron: row.cron, nextRun: row.nextRunAt, continuous: connector.supportsContinuous, cursorValue: row.cursor ? JSON.stringify(row.cursor) : null },
+        schedule: { cron: row.cron, nextRun: row.nextRunAt, continuous: connector.supportsContinuous, cursorValue: cursorValue(row.cursor) },
         sync: {
           totalRuns: Number(total?.total ?? 0),
           successfulRuns: Number(total?.succeeded ?? 0),
@@ -376,6 +377,14 @@ export class SourceConnectionService {
       };
     });
   }
+}
+
+/** The cursor as JSON, or for a large one (a folder's per-file map) its size and digest instead. */
+function cursorValue(cursor: Record<string, unknown> | null): string | null {
+  if (!cursor) return null;
+  const json = JSON.stringify(cursor);
+  if (json.length <= 2048) return json;
+  return JSON.stringify({ size_bytes: Buffer.byteLength(json), sha256: createHash('sha256').update(json).digest('hex') });
 }
 
 async function latestJobIds(connection: ReturnType<Orm['em']['getConnection']>, connectionIds: string[]): Promise<string[]> {

@@ -16,7 +16,7 @@ export class ConnectionSchedule {
   @Field(() => String, { nullable: true, description: 'Cron expression (UTC).' }) cron!: string | null;
   @Field(() => Date, { nullable: true }) nextRun!: Date | null;
   @Field({ description: 'The source syncs incrementally with a cursor.' }) continuous!: boolean;
-  @Field(() => String, { nullable: true, description: 'Where the last incremental sync stopped (JSON).' }) cursorValue!: string | null;
+  @Field(() => String, { nullable: true, description: 'Where the last incremental sync stopped (JSON; a large cursor as its size and digest).' }) cursorValue!: string | null;
 }
 
 @ObjectType()

@@ -53,13 +53,14 @@ export interface Core {
   close(): Promise<void>;
 }
 
-export async function openCore(config: Config, logger: Logger, options: { migrate: boolean }): Promise<Core> {
+export async function openCore(config: Config, logger: Logger, options: { migrate: boolean; joinRunningServer: boolean }): Promise<Core> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     pgliteHost: config.pgliteHost,
     pglitePort: config.pglitePort,
     logger,
+    joinRunningServer: options.joinRunningServer,
   });
   try {
     if (options.migrate) {
@@ -199,7 +200,7 @@ export interface RunningServer {
  * worker with none registered idles until stopped.
  */
 export async function startServer(config: Config, logger: Logger, roles: Roles = { api: true, worker: true }): Promise<RunningServer> {
-  const core = await openCore(config, logger, { migrate: true });
+  const core = await openCore(config, logger, { migrate: true, joinRunningServer: false });
   try {
     const bootstrap = await core.services.organizations.bootstrap(config.bootstrapApiKey);
     const worker = roles.worker ? await startWorker(core) : null;

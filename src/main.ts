@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { openCore, startServer, type Core, type Roles } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { printGraphqlSchema } from './graphql/schema.js';
+import { DataDirectoryInUseError } from './platform/db/embedded-postgres.js';
 import { createLogger } from './platform/logger.js';
 import { DomainError } from './shared/errors.js';
 
@@ -32,7 +33,7 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
 
 /** Opens the core for one operator command; logs go to stderr so stdout holds only the JSON result. */
 async function withCore<T>(config: Config, run: (core: Core) => Promise<T>, options = { migrate: true }): Promise<T> {
-  const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), options);
+  const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), { ...options, joinRunningServer: true });
   try {
     return await run(core);
   } finally {
@@ -139,7 +140,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    const known = usage || error instanceof ConfigError || error instanceof DomainError;
+    const known = usage || error instanceof ConfigError || error instanceof DomainError || error instanceof DataDirectoryInUseError;
     const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? String(error)}`;
     process.stderr.write(JSON.stringify({ error: message, ...(error instanceof DomainError ? { code: error.code } : {}) }) + '\n');
     if (usage) process.stderr.write('\n' + USAGE + '\n');

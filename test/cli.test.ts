@@ -27,6 +27,11 @@ describe('operator CLI and the server process', () => {
       expect(printedKey).toMatch(/^ck_/);
       expect((await http(server.url, 'GET', '/collections', { apiKey: printedKey })).status).toBe(200);
 
+      // A second server on the same data directory is refused: it could not share the first one's queue.
+      const rival = await runCli(['start'], { ...env, PORT: '0' });
+      expect(rival.code).toBe(1);
+      expect(rival.stderr).toMatch(/is running Catchment on/);
+
       const org = await runCli(['orgs', 'create', '--name', 'Acme'], env);
       expect(org.code).toBe(0);
       expect(org.json).toEqual({ organization: { id: expect.any(String), name: 'Acme' }, api_key: expect.stringMatching(/^ck_/) });

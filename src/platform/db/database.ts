@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   pgliteHost: string;
   pglitePort: number;
   logger: Logger;
+  /** Embedded only: use the database of the process that owns the data directory (operator commands). */
+  joinRunningServer: boolean;
 }
 
 /** Arbitrary constant: the PostgreSQL advisory lock that serialises migrations across processes. */
@@ -47,7 +49,7 @@ export function ormOptions(clientUrl: string, poolMax: number): Options {
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.databaseUrl
     ? null
-    : await openEmbeddedPostgres({ dataDir: options.dataDir, host: options.pgliteHost, port: options.pglitePort, logger: options.logger });
+    : await openEmbeddedPostgres({ dataDir: options.dataDir, host: options.pgliteHost, port: options.pglitePort, logger: options.logger, join: options.joinRunningServer });
   const url = options.databaseUrl ?? embedded!.url;
   let orm: Orm;
   try {

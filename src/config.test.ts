@@ -23,6 +23,7 @@ describe('configuration', () => {
     ['CATCHMENT_ENCRYPTION_KEY', 'c2hvcnQ=', /CATCHMENT_ENCRYPTION_KEY must be 32 bytes/],
     ['CATCHMENT_BOOTSTRAP_API_KEY', 'short', /CATCHMENT_BOOTSTRAP_API_KEY must be at least 24 characters/],
     ['CATCHMENT_RATE_LIMIT_WINDOW_SECONDS', '0', /CATCHMENT_RATE_LIMIT_WINDOW_SECONDS must be between 1/],
+    ['CATCHMENT_WEBHOOKS_ALLOW_HTTP', 'maybe', /CATCHMENT_WEBHOOKS_ALLOW_HTTP must be true or false/],
   ])('%s=%s is refused with a message naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(message);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { readFileSync } from 'node:fs';
+import { BUILTIN_DIMENSIONS, BUILTIN_MODEL_NAME } from './platform/embeddings/word-vector-core.js';
 
 /** A configuration problem that must stop the process; the message names the variable. */
 export class ConfigError extends Error {}
@@ -51,6 +52,12 @@ function url(...protocols: string[]): Parser<string> {
     return raw;
   };
 }
+
+const boolean: Parser<boolean> = (raw, name) => {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
 
 const base64Key: Parser<Buffer> = (raw, name) => {
   const key = Buffer.from(raw, 'base64');
@@ -164,7 +171,7 @@ export const settings = {
     env: 'CATCHMENT_EMBEDDER',
     default: 'builtin' as const,
     parse: oneOf('builtin', 'openai'),
-    description: '`builtin`: offline word-vector model (`catchment-word-vectors-100d`, 100 dimensions). `openai`: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, TEI).',
+    description: '`builtin`: offline word-vector model (`catchment-word-vectors-100d-sif`, 100 dimensions). `openai`: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, TEI).',
   },
   embeddingUrl: {
     env: 'CATCHMENT_EMBEDDING_URL',
@@ -194,6 +201,68 @@ export const settings = {
       return value;
     },
     description: 'Share of keyword (BM25) scores in hybrid search, the rest going to vectors. Default: 0.9 with the built-in embedder (weak vectors; tuned on SciFact train), 0.5 with an endpoint.',
+  },
+  weaviateUrl: {
+    env: 'WEAVIATE_URL',
+    parse: url('http:', 'https:'),
+    description: 'Weaviate base URL (e.g. `http://weaviate:8080`; gRPC on the same host, port 50051). Unset: the embedded LanceDB index under the data directory.',
+  },
+  weaviateApiKey: {
+    env: 'WEAVIATE_API_KEY',
+    parse: text,
+    description: 'With Weaviate: API key, if the server needs one.',
+  },
+  weaviateGrpcPort: {
+    env: 'WEAVIATE_GRPC_PORT',
+    default: 50051,
+    parse: integer(1, 65535),
+    description: 'With Weaviate: its gRPC port (the client queries over gRPC).',
+  },
+  llmUrl: {
+    env: 'CATCHMENT_LLM_URL',
+    parse: url('http:', 'https:'),
+    description: 'Base URL of an OpenAI-compatible chat-completions endpoint (POST `<url>/chat/completions`) for classic planning, agentic search and legacy completions. Unset: built-in heuristic planner and deterministic agent.',
+  },
+  llmApiKey: {
+    env: 'CATCHMENT_LLM_API_KEY',
+    parse: text,
+    description: 'Bearer key for that endpoint, if it needs one.',
+  },
+  llmModel: {
+    env: 'CATCHMENT_LLM_MODEL',
+    default: 'gpt-4o-mini',
+    parse: text,
+    description: 'Chat model name sent to the endpoint.',
+  },
+  llmTimeoutSeconds: {
+    env: 'CATCHMENT_LLM_TIMEOUT_SECONDS',
+    default: 30,
+    parse: integer(1, 600),
+    description: 'Longest wait for one language-model answer; a classic plan that times out falls back to instant search.',
+  },
+  agenticMaxIterations: {
+    env: 'CATCHMENT_AGENTIC_MAX_ITERATIONS',
+    default: 12,
+    parse: integer(1, 100),
+    description: 'Agentic search: most agent turns (tool-calling rounds) before results are returned.',
+  },
+  agenticTimeoutSeconds: {
+    env: 'CATCHMENT_AGENTIC_TIMEOUT_SECONDS',
+    default: 120,
+    parse: integer(1, 3600),
+    description: 'Agentic search: time budget; when spent, what was collected is returned.',
+  },
+  webhooksAllowHttp: {
+    env: 'CATCHMENT_WEBHOOKS_ALLOW_HTTP',
+    default: false,
+    parse: boolean,
+    description: 'Development mode: accept plain `http://` webhook URLs (otherwise HTTPS only).',
+  },
+  webhooksAllowPrivateTargets: {
+    env: 'CATCHMENT_WEBHOOKS_ALLOW_PRIVATE_TARGETS',
+    default: false,
+    parse: boolean,
+    description: 'Allow webhook URLs that resolve to private, loopback or link-local addresses (refused otherwise, at subscription and at delivery time, against SSRF).',
   },
   localFolderRoots: {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',
@@ -262,7 +331,7 @@ export function isEmbedded(config: Pick<Config, 'databaseUrl'>): boolean {
  */
 /** Embedding model name and vector size, known without loading the model (the API needs only these). */
 export function embedderInfo(config: Pick<Config, 'embedder' | 'embeddingModel' | 'embeddingDimensions'>): { modelName: string; dimensions: number } {
-  if (config.embedder === 'builtin') return { modelName: 'catchment-word-vectors-100d', dimensions: 100 };
+  if (config.embedder === 'builtin') return { modelName: BUILTIN_MODEL_NAME, dimensions: BUILTIN_DIMENSIONS };
   return { modelName: config.embeddingModel!, dimensions: config.embeddingDimensions! };
 }
 

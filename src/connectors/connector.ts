@@ -121,4 +121,30 @@ export interface Connector {
    */
   validate(context: Omit<SyncContext, 'cursor' | 'signal'>, environment: ConnectorEnvironment): Promise<void>;
   sync(context: SyncContext, environment: ConnectorEnvironment): SourceRun;
+  /**
+   * Federated search: queries the source itself at search time (with its own ranking) instead of the
+   * index. Present on connectors that can; used by connections that are federated (see isFederated).
+   */
+  search?(context: Omit<SyncContext, 'cursor'>, query: FederatedQuery, environment: ConnectorEnvironment): Promise<FederatedHit[]>;
+}
+
+export interface FederatedQuery {
+  text: string;
+  /** Most hits wanted (the search fuses them with the index's by reciprocal rank). */
+  limit: number;
+}
+
+export interface FederatedHit {
+  entity: SourceEntity;
+  /** The source's own relevance (only the order matters: fusion is by rank). */
+  score: number;
+}
+
+/**
+ * A connection is federated when its source only searches in real time (`federatedSearch`), or when
+ * the source can do both and the connection's config sets `federated_search: true`. Federated
+ * connections never sync.
+ */
+export function isFederated(connector: Connector, config: Record<string, unknown>): boolean {
+  return connector.federatedSearch || (connector.search !== undefined && config.federated_search === true);
 }

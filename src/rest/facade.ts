@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { execute, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -20,8 +20,34 @@ import { validationIssues } from './validation-issues.js';
 /** Every REST operation by its operationId in openapi/openapi.yaml. */
 const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations, ...searchOperations };
 
-export function loadOpenApiDocument(file = new URL('../../openapi/openapi.yaml', import.meta.url)): Document {
-  return parseYaml(readFileSync(file, 'utf8')) as Document;
+const OPENAPI_DIR = new URL('../../openapi/', import.meta.url);
+
+/**
+ * The REST contract: `openapi/openapi.yaml` (info, shared components, the core paths) merged with
+ * every other `openapi/*.yaml`, one per feature (e.g. `webhooks.yaml`), each holding `paths`, `tags`
+ * and `components`. Features then own their part of the document; a name defined twice is an error.
+ */
+export function loadOpenApiDocument(dir = OPENAPI_DIR): Document {
+  const read = (name: string) => parseYaml(readFileSync(new URL(name, dir), 'utf8')) as Record<string, any>;
+  const document = read('openapi.yaml');
+  const fragments = readdirSync(dir).filter((name) => name.endsWith('.yaml') && name !== 'openapi.yaml').sort();
+  for (const name of fragments) {
+    const fragment = read(name);
+    document.tags = [...(document.tags ?? []), ...(fragment.tags ?? [])];
+    mergeInto(document, 'paths', fragment.paths, name);
+    for (const [section, entries] of Object.entries<Record<string, unknown>>(fragment.components ?? {})) {
+      document.components[section] ??= {};
+      mergeInto(document.components, section, entries, name);
+    }
+  }
+  return document as Document;
+}
+
+function mergeInto(target: Record<string, any>, key: string, entries: Record<string, unknown> | undefined, file: string) {
+  for (const [name, value] of Object.entries(entries ?? {})) {
+    if (target[key][name] !== undefined) throw new Error(`openapi/${file} redefines ${key}.${name}`);
+    target[key][name] = value;
+  }
 }
 
 interface Compiled extends RestOperation {

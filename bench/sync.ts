@@ -1,18 +1,23 @@
 /**
  * Full sync of N stub entities and an unchanged re-sync, in the embedded deployment with the default
  * embedder. Prints entities/s for both, the re-sync speed-up, peak memory, and the ratio of the full
- * sync's rate to the rate of embedding plus index writes alone (the pipeline's floor).
+ * sync's rate to the rate of embedding plus index writes alone (the pipeline's floor). Then the same
+ * for a PostgreSQL table (a fresh database on the local server, TEST_POSTGRES_URL): rows/s of a full
+ * sync, of an unchanged re-sync, and of the connector's reading alone.
  *
- *   npm run bench:sync [-- --entities 100000]
+ *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
+import postgresql from '../src/connectors/postgresql/index.js';
 import { stubEntity } from '../src/connectors/stub/index.js';
 import { chunkText } from '../src/modules/sync/chunker.js';
-import { startTestServer } from '../test/support/harness.js';
+import { createLogger } from '../src/platform/logger.js';
+import { createTestDatabase, startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
 
-const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, size: { type: 'string', default: 'small' } } });
+const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, size: { type: 'string', default: 'small' }, 'postgres-rows': { type: 'string', default: '100000' } } });
 const count = Number(values.entities);
 const config = { entity_count: count, seed: 7, size_mix: values.size, hierarchy_depth: 2, code_files: false, delay_ms: 0, revision: 0 };
 
@@ -76,6 +81,51 @@ try {
   console.log(`full sync:        ${fullSeconds.toFixed(1)} s  ${fullRate.toFixed(0)} entities/s`);
   console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated})`);
   console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it`);
+
+  const rows = Number(values['postgres-rows']);
+  if (rows > 0) {
+    const database = await createTestDatabase();
+    try {
+      const source = new pg.Client({ connectionString: database.url });
+      await source.connect();
+      try {
+        await source.query('CREATE TABLE tickets (id int PRIMARY KEY, title text NOT NULL, body text NOT NULL, priority int NOT NULL, updated_at timestamptz NOT NULL)');
+        // About 240 bytes of text a row, like the small stub entities.
+        await source.query(
+          `INSERT INTO tickets SELECT i, 'Ticket ' || i,
+             (SELECT string_agg(w[1 + (i * 7 + k * 13) % array_length(w, 1)], ' ') FROM generate_series(1, 32) AS k),
+             i % 5, now() - i * interval '1 minute'
+           FROM generate_series(1, $1::int) AS i, (SELECT string_to_array('data sync vector search index query collection source entity chunk embed cursor schedule worker cancel pipeline hash update insert delete folder document report meeting note design review plan customer revenue growth market product', ' ') AS w) AS words`,
+          [rows],
+        );
+      } finally {
+        await source.end();
+      }
+      await call('POST', '/collections', { name: 'Bench PostgreSQL', readable_id: 'bench-postgres' });
+      const connection = (await call('POST', '/source-connections', { short_name: 'postgresql', readable_collection_id: 'bench-postgres', authentication: { credentials: { url: database.url } }, sync_immediately: false })).body;
+      t0 = performance.now();
+      const pgFirst = (await call('POST', `/source-connections/${connection.id}/run`)).body;
+      const pgFull = await waitForJob(call, connection.id, pgFirst.id, ['COMPLETED', 'FAILED'], 3_600_000);
+      const pgFullSeconds = (performance.now() - t0) / 1000;
+      if (pgFull.status !== 'COMPLETED') throw new Error(`PostgreSQL sync failed: ${pgFull.error}`);
+      t0 = performance.now();
+      const pgAgain = (await call('POST', `/source-connections/${connection.id}/run`)).body;
+      const pgResync = await waitForJob(call, connection.id, pgAgain.id, ['COMPLETED', 'FAILED'], 3_600_000);
+      const pgResyncSeconds = (performance.now() - t0) / 1000;
+      // The connector alone: keyset pages turned into entities, no pipeline.
+      t0 = performance.now();
+      let read = 0;
+      const run = postgresql.sync({ config: {}, credentials: { url: database.url }, cursor: null, signal: new AbortController().signal, logger: createLogger('warn') }, { localFolderRoots: [] });
+      for await (const item of run.items) if ('entityId' in item) read++;
+      const readSeconds = (performance.now() - t0) / 1000;
+      console.log(`\nPostgreSQL table: ${rows} rows (~240 bytes of text each), chunks written ${pgFull.chunks_written}`);
+      console.log(`full sync:        ${pgFullSeconds.toFixed(1)} s  ${(pgFull.entities_inserted / pgFullSeconds).toFixed(0)} rows/s  (inserted ${pgFull.entities_inserted})`);
+      console.log(`unchanged resync: ${pgResyncSeconds.toFixed(1)} s  ${(pgResync.entities_skipped / pgResyncSeconds).toFixed(0)} rows/s  (skipped ${pgResync.entities_skipped}, updated ${pgResync.entities_updated})`);
+      console.log(`connector reading alone: ${readSeconds.toFixed(1)} s  ${(read / readSeconds).toFixed(0)} rows/s`);
+    } finally {
+      await database.drop();
+    }
+  }
   console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 } finally {
   await server.stop();

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Logger } from '../../platform/logger.js';
+import { CredentialsRejectedError, SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import connector from './index.js';
+import { serveOverHttp, TestRepository } from './test-repository.js';
+
+const noop = () => {};
+const logger = { debug: noop, info: noop, warn: noop, error: noop, trace: noop, fatal: noop, child: () => logger } as unknown as Logger;
+const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
+
+let root: string;
+let repository: TestRepository;
+const environment = () => ({ localFolderRoots: [root] });
+
+async function sync(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, credentials: Record<string, unknown> = {}) {
+  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials, cursor, signal: new AbortController().signal, logger }, environment());
+  const items: SourceItem[] = [];
+  for await (const item of run.items) items.push(item);
+  const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
+  return {
+    complete: run.complete,
+    cursor: run.nextCursor(),
+    entities,
+    byId: new Map(entities.map((entity) => [entity.entityId, entity])),
+    ids: entities.map((entity) => entity.entityId).sort(),
+    keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
+    deletes: items.flatMap((item) => ('delete' in item ? [item.delete] : [])).sort(),
+  };
+}
+
+const validate = (config: Record<string, unknown>, credentials: Record<string, unknown> = {}) =>
+  connector.validate({ config: { ...DEFAULTS, ...config }, credentials, logger }, environment());
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  const error = await promise.then(() => null, (caught: unknown) => caught);
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(path.join(tmpdir(), 'git-connector-')));
+  repository = new TestRepository(path.join(root, 'repo'));
+  repository
+    .write('README.md', '# Orbit\n\nOrbit computes satellite passes.\n')
+    .write('src/orbit.ts', 'export function period(radius: number): number {\n  return 2 * Math.PI * Math.sqrt(radius ** 3);\n}\n')
+    .write('src/util/format.py', 'def fmt(value):\n    return f"{value:.2f}"\n')
+    .write('assets/logo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]))
+    .write('data.bin', Buffer.from([0, 1, 2, 3]))
+    .commit('Initial orbit model');
+  repository.write('docs/guide.md', 'Guide to the launch window calculator.\n').commit('Add the guide');
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('git connector', () => {
+  test('a full sync yields files with language and breadcrumbs, their folders, and commits; an unchanged re-sync keeps everything', async () => {
+    const first = await sync({ url: repository.directory, branch: 'main' });
+    expect(first.complete).toBe(true);
+    expect(first.ids).toEqual(
+      ['file:README.md', 'file:docs/guide.md', 'file:src/orbit.ts', 'file:src/util/format.py', 'folder:docs', 'folder:src', 'folder:src/util', ...first.entities.filter((e) => e.entityType === 'commit').map((e) => e.entityId)].sort(),
+    );
+    expect(first.entities.filter((e) => e.entityType === 'commit')).toHaveLength(2);
+    const orbit = first.byId.get('file:src/orbit.ts')!;
+    expect(orbit).toMatchObject({
+      entityType: 'file',
+      name: 'orbit.ts',
+      language: 'typescript',
+      breadcrumbs: [{ entityId: 'folder:src', name: 'src', entityType: 'folder' }],
+      webUrl: `${pathToFileURL(repository.directory).href}/src/orbit.ts`,
+      fields: expect.objectContaining({ path: 'src/orbit.ts', branch: 'main' }),
+    });
+    expect(orbit.text).toContain('Math.sqrt');
+    expect(orbit.updatedAt!.toISOString()).toBe('2025-03-01T11:00:00.000Z'); // its own commit, not the later one
+    expect(first.byId.get('file:docs/guide.md')!.updatedAt!.toISOString()).toBe('2025-03-01T12:00:00.000Z');
+    expect(first.byId.get('file:src/util/format.py')!.breadcrumbs.map((b) => b.entityId)).toEqual(['folder:src', 'folder:src/util']);
+    const guideCommit = first.entities.find((e) => e.name === 'Add the guide')!;
+    expect(guideCommit).toMatchObject({ entityType: 'commit', fields: expect.objectContaining({ author_name: 'Ada Lovelace', files: ['docs/guide.md'] }) });
+    expect(guideCommit.text).toContain('docs/guide.md');
+
+    const again = await sync({ url: repository.directory, branch: 'main' }, first.cursor);
+    expect(again.entities.filter((e) => e.entityType !== 'folder')).toEqual([]);
+    expect(again.keeps).toEqual(first.ids.filter((id) => !id.startsWith('folder:')));
+    expect(again.deletes).toEqual([]);
+  });
+
+  test('an incremental sync reads only what changed since the cursor commit, and deletes removed files', async () => {
+    const before = await sync({ url: pathToFileURL(repository.directory).href, branch: 'main' });
+    repository.write('src/orbit.ts', 'export const G = 6.674e-11; // gravitational constant\n').write('src/new.go', 'package orbit\n\nfunc Apogee() {}\n').remove('docs/guide.md');
+    const sha = repository.commit('Gravity constant, apogee, no guide');
+    try {
+      const after = await sync({ url: pathToFileURL(repository.directory).href, branch: 'main' }, before.cursor);
+      expect(after.cursor).toMatchObject({ commit: sha });
+      // Folders are always yielded (the pipeline skips them when their hash is unchanged).
+      expect(after.ids.filter((id) => !id.startsWith('folder:'))).toEqual([`commit:${sha}`, 'file:src/new.go', 'file:src/orbit.ts']);
+      expect(after.deletes).toEqual(['file:docs/guide.md']);
+      expect(after.keeps).toEqual(expect.arrayContaining(['file:README.md', 'file:src/util/format.py']));
+      expect(after.keeps).not.toContain('file:docs/guide.md');
+      expect(after.byId.get('file:src/new.go')!.language).toBe('go');
+      expect(after.byId.get('file:src/orbit.ts')!.text).toContain('gravitational constant');
+    } finally {
+      // Restore the fixture for the other tests.
+      repository.git('reset', '--quiet', '--hard', 'HEAD~1');
+    }
+  });
+
+  test('a cursor whose commit no longer exists (force-push) means a full read', async () => {
+    const stale = { ...(await sync({ url: repository.directory, branch: 'main', max_commits: 0 })).cursor, commit: 'f'.repeat(40) };
+    const run = await sync({ url: repository.directory, branch: 'main', max_commits: 0 }, stale);
+    expect(run.ids.filter((id) => id.startsWith('file:'))).toHaveLength(4);
+    expect(run.keeps).toEqual([]);
+  });
+
+  test('validation reaches the repository: missing branch, missing repository, outside the allowed roots, bad schemes', async () => {
+    await expect(validate({ url: repository.directory, branch: 'main' })).resolves.toBeUndefined();
+    await expect(validate({ url: repository.directory, branch: '' })).resolves.toBeUndefined();
+    const noBranch = await rejection(validate({ url: repository.directory, branch: 'nope' }));
+    expect(noBranch).toBeInstanceOf(SourceConfigError);
+    expect(noBranch).toMatchObject({ field: 'branch', message: 'The repository has no branch "nope"' });
+    expect(await rejection(validate({ url: path.join(root, 'missing') }))).toMatchObject({ field: 'url', message: expect.stringContaining('does not exist') });
+    expect(await rejection(validate({ url: tmpdir() }))).toMatchObject({ field: 'url', message: expect.stringContaining('outside the folders') });
+    expect(await rejection(validate({ url: 'ssh://example.com/repo.git' }))).toMatchObject({ field: 'url', message: expect.stringContaining('Unsupported') });
+    expect(await rejection(validate({ url: 'https://user:pw@example.com/repo.git' }))).toMatchObject({ field: 'url', message: expect.stringContaining('not in the URL') });
+    expect(await rejection(validate({ url: repository.directory, branch: '--upload-pack=touch' }))).toMatchObject({ field: 'branch' });
+    const notARepository = await rejection(validate({ url: root }));
+    expect(notARepository).toMatchObject({ field: 'url', message: expect.stringMatching(/^Cannot read the repository: .*not appear to be a git repository/) });
+  });
+
+  test('a failing sync reports git\'s reason', async () => {
+    const error = await rejection(sync({ url: repository.directory, branch: 'gone' }));
+    expect(error.message).toMatch(/gone/);
+  });
+
+  describe('over smart HTTP with a token', () => {
+    const token = 'glpat-very-secret-token-123';
+    let http: Awaited<ReturnType<typeof serveOverHttp>>;
+    beforeAll(async () => {
+      http = await serveOverHttp(root, token);
+    });
+    afterAll(() => http.close());
+
+    test('the token is sent as HTTP Basic auth; a wrong or missing token is a credentials rejection whose message holds no token', async () => {
+      const url = `${http.url}/repo`;
+      await expect(validate({ url, branch: 'main' }, { token })).resolves.toBeUndefined();
+      const run = await sync({ url, branch: 'main' }, null, { token });
+      expect(run.ids).toContain('file:src/orbit.ts');
+      expect(run.byId.get('file:src/orbit.ts')!.webUrl).toBe(`${url}/blob/main/src/orbit.ts`);
+      expect(http.authorizations).toContain(`Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`);
+
+      const refused = await rejection(validate({ url, branch: 'main' }, { token: 'wrong-token-value' }));
+      expect(refused).toBeInstanceOf(CredentialsRejectedError);
+      expect(refused.message).not.toContain('wrong-token-value');
+      expect(await rejection(sync({ url, branch: 'main' }, null, { token: 'wrong-token-value' }))).toBeInstanceOf(CredentialsRejectedError);
+      const anonymous = await rejection(validate({ url, branch: 'main' }));
+      expect(anonymous).toBeInstanceOf(CredentialsRejectedError);
+    });
+
+    test('a token is refused over plain HTTP to another host', async () => {
+      expect(await rejection(validate({ url: 'http://example.com/repo.git' }, { token }))).toMatchObject({ field: 'url', message: expect.stringContaining('only sent over https') });
+    });
+
+    test('an unreachable server is a config error at validation', async () => {
+      const closed = await serveOverHttp(root, null);
+      await closed.close();
+      const error = await rejection(validate({ url: `${closed.url}/repo`, timeout_seconds: 5 }));
+      expect(error).toMatchObject({ field: 'url', message: expect.stringMatching(/^Cannot read the repository: .*(connect|Connection refused)/i) });
+    });
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * HTTP GET for the connectors that read the web (web, rss): the `Catchment` user agent, a timeout
+ * per request on top of the job's cancellation, a cap on the body, and conditional requests.
+ */
+
+export const USER_AGENT = 'Catchment';
+
+export interface FetchOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  maxBytes: number;
+  /** Validators of the copy read last time: a 304 answer means it is unchanged. */
+  etag?: string | null;
+  lastModified?: string | null;
+  accept?: string;
+}
+
+export interface FetchedResource {
+  /** Where the body came from, after redirects. */
+  url: string;
+  status: number;
+  contentType: string;
+  etag: string | null;
+  lastModified: string | null;
+  /** Empty for 304 and for bodies over `maxBytes` (then `truncated`). */
+  body: Buffer;
+  truncated: boolean;
+}
+
+/** A request that got no HTTP answer (DNS, refused connection, TLS, timeout), with a reason fit for a job's error. */
+export class FetchFailedError extends Error {}
+
+function reasonOf(error: unknown, timeoutMs: number): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${Math.round(timeoutMs / 1000)} s`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.message ?? cause?.code ?? (error as Error).message;
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel();
+    return { body: Buffer.alloc(0), truncated: true };
+  }
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const part of response.body ?? []) {
+    size += part.length;
+    if (size > maxBytes) {
+      await response.body?.cancel().catch(() => {});
+      return { body: Buffer.alloc(0), truncated: true };
+    }
+    parts.push(Buffer.from(part));
+  }
+  return { body: Buffer.concat(parts), truncated: false };
+}
+
+/** A pooled keep-alive connection the server had closed: worth one more try on a fresh connection. */
+const STALE_CONNECTION = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
+
+export async function fetchResource(url: string, options: FetchOptions, attempt = 1): Promise<FetchedResource> {
+  options.signal.throwIfAborted();
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: options.accept ?? '*/*' };
+  if (options.etag) headers['if-none-match'] = options.etag;
+  if (options.lastModified) headers['if-modified-since'] = options.lastModified;
+  const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
+  try {
+    const response = await fetch(url, { headers, signal, redirect: 'follow' });
+    const { body, truncated } = response.status === 304 ? { body: Buffer.alloc(0), truncated: false } : await readCapped(response, options.maxBytes);
+    return {
+      url: response.url || url,
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? '',
+      etag: response.headers.get('etag'),
+      lastModified: response.headers.get('last-modified'),
+      body,
+      truncated,
+    };
+  } catch (error) {
+    options.signal.throwIfAborted();
+    if (attempt === 1 && STALE_CONNECTION.has((error as { cause?: { code?: string } }).cause?.code ?? '')) return fetchResource(url, options, 2);
+    throw new FetchFailedError(`Cannot fetch ${url}: ${reasonOf(error, options.timeoutMs)}`);
+  }
+}
+
+/** An http(s) URL without its fragment, or null when the text is not one (or carries user info). */
+export function normalizeUrl(text: string, base?: string): string | null {
+  try {
+    const url = new URL(text, base);
+    // User info in a URL is a credential: such links are not followed (nor stored as ids).
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return null;
+    url.hash = '';
+    return url.href;
+  } catch {
+    return null;
+  }
+}

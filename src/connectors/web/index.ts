@@ -1,0 +1,345 @@
+import { XMLParser } from 'fast-xml-parser';
+import robotsParserModule from 'robots-parser';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../platform/logger.js';
+import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
+import { outlinePage } from './html-page.js';
+import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource } from './http-fetch.js';
+
+/**
+ * `web`: a website crawled from start URLs, staying on their origins (scheme, host and port),
+ * breadth first up to a depth and a number of pages, seeded also by each origin's sitemap.xml (and
+ * the sitemaps robots.txt names). robots.txt is obeyed for the `Catchment` user agent, with its
+ * Crawl-delay; `<meta name="robots" content="noindex|nofollow">` too. Each page (HTML, or text/PDF
+ * served as such) becomes a `web_page` entity: clean text with its title and headings, the URL path
+ * as breadcrumbs.
+ *
+ * Re-syncs send the validators of the last copy (If-None-Match / If-Modified-Since): a 304 is a
+ * keep marker and the links remembered in the cursor keep the crawl going. Runs are `complete`:
+ * pages no longer reached, or answering 404/410, are removed. Pages that fail for a moment (a
+ * timeout, 5xx, 429) are kept as they were rather than removed; a site that cannot be reached at
+ * all fails the run.
+ */
+
+interface WebConfig {
+  start_urls: string[];
+  max_depth: number;
+  max_pages: number;
+  concurrency: number;
+  timeout_seconds: number;
+  use_sitemap: boolean;
+  max_page_bytes: number;
+}
+
+const DEFAULTS = { max_depth: 3, max_pages: 500, concurrency: 2, timeout_seconds: 20, use_sitemap: true, max_page_bytes: 10 * 1024 * 1024 };
+// robots-parser is CommonJS typed as an ES module: its default import is the function itself.
+const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+
+/** Crawl-delay is honoured up to this (a larger value would stall the job for hours). */
+const MAX_CRAWL_DELAY_MS = 30_000;
+const MAX_SITEMAP_FILES = 50;
+
+/** What the last run learnt of a URL it fetched. */
+interface PageState {
+  /** The entity's id (the URL after redirects), or null when the page was not indexed (noindex, no text). */
+  entityId: string | null;
+  etag: string | null;
+  lastModified: string | null;
+  /** Same-site links found on the page, to crawl on when it answers 304. */
+  links: string[];
+}
+
+interface WebCursor {
+  version: typeof CURSOR_VERSION;
+  extraction: number;
+  pages: Record<string, PageState>;
+}
+
+const CURSOR_VERSION = 1;
+
+function readConfig(raw: Record<string, unknown>): WebConfig {
+  const integer = (value: unknown, fallback: number) => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : fallback);
+  return {
+    start_urls: Array.isArray(raw.start_urls) ? raw.start_urls.filter((url): url is string => typeof url === 'string') : [],
+    max_depth: integer(raw.max_depth, DEFAULTS.max_depth),
+    max_pages: integer(raw.max_pages, DEFAULTS.max_pages) || DEFAULTS.max_pages,
+    concurrency: integer(raw.concurrency, DEFAULTS.concurrency) || 1,
+    timeout_seconds: integer(raw.timeout_seconds, DEFAULTS.timeout_seconds) || DEFAULTS.timeout_seconds,
+    use_sitemap: typeof raw.use_sitemap === 'boolean' ? raw.use_sitemap : DEFAULTS.use_sitemap,
+    max_page_bytes: integer(raw.max_page_bytes, DEFAULTS.max_page_bytes) || DEFAULTS.max_page_bytes,
+  };
+}
+
+function startUrls(config: WebConfig): string[] {
+  if (config.start_urls.length === 0) throw new SourceConfigError('start_urls', 'At least one start URL is required');
+  return config.start_urls.map((text) => {
+    const url = normalizeUrl(text.trim());
+    if (!url || !/^https?:\/\//i.test(text.trim())) throw new SourceConfigError('start_urls', `"${text}" is not an http:// or https:// URL without user info`);
+    return url;
+  });
+}
+
+interface Robots {
+  allowed(url: string): boolean;
+  sitemaps: string[];
+  delayMs: number;
+}
+
+/**
+ * An origin's robots.txt. Missing (4xx) allows everything; a server error or no answer stops the
+ * run (RFC 9309 says to assume everything disallowed, and a complete run that read nothing would
+ * remove every page).
+ */
+async function loadRobots(origin: string, fetchOptions: FetchSettings): Promise<Robots> {
+  const robotsUrl = `${origin}/robots.txt`;
+  const answer = await fetchResource(robotsUrl, { ...fetchOptions, maxBytes: 512 * 1024, accept: 'text/plain' });
+  if (answer.status >= 500 || answer.status === 429) throw new FetchFailedError(`${robotsUrl} answered HTTP ${answer.status}; the site is not crawled while its robots.txt is unavailable`);
+  if (answer.status >= 400 || answer.truncated) return { allowed: () => true, sitemaps: [], delayMs: 0 };
+  const robots = robotsParser(robotsUrl, answer.body.toString('utf8'));
+  return {
+    allowed: (url) => robots.isAllowed(url, USER_AGENT) !== false,
+    sitemaps: robots.getSitemaps(),
+    delayMs: Math.min((robots.getCrawlDelay(USER_AGENT) ?? 0) * 1000, MAX_CRAWL_DELAY_MS),
+  };
+}
+
+interface FetchSettings {
+  signal: AbortSignal;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+const xml = new XMLParser({ ignoreAttributes: true, removeNSPrefix: true, isArray: (name) => name === 'url' || name === 'sitemap' });
+
+/** Page URLs listed by sitemaps (following sitemap indexes); sitemaps that fail or do not parse are ignored. */
+async function readSitemaps(first: string[], settings: FetchSettings, logger: Logger): Promise<string[]> {
+  const pending = [...new Set(first)];
+  const visited = new Set<string>();
+  const pages: string[] = [];
+  while (pending.length && visited.size < MAX_SITEMAP_FILES) {
+    const url = pending.shift()!;
+    if (visited.has(url)) continue;
+    visited.add(url);
+    try {
+      const answer = await fetchResource(url, { ...settings, accept: 'application/xml, text/xml' });
+      if (answer.status !== 200 || answer.truncated) continue;
+      const document = xml.parse(answer.body.toString('utf8')) as { urlset?: { url?: { loc?: unknown }[] }; sitemapindex?: { sitemap?: { loc?: unknown }[] } };
+      for (const entry of document.urlset?.url ?? []) if (typeof entry.loc === 'string') pages.push(entry.loc.trim());
+      for (const entry of document.sitemapindex?.sitemap ?? []) if (typeof entry.loc === 'string') pending.push(entry.loc.trim());
+    } catch (error) {
+      settings.signal.throwIfAborted();
+      logger.debug({ source: 'web', sitemap: url, err: error }, 'web: sitemap skipped');
+    }
+  }
+  return pages;
+}
+
+/** Breadcrumbs from the URL: the site, then each folder of the path. */
+function breadcrumbsOf(url: URL): Breadcrumb[] {
+  const crumbs: Breadcrumb[] = [{ entityId: `${url.origin}/`, name: url.host, entityType: 'web_path' }];
+  const segments = url.pathname.split('/').filter(Boolean).slice(0, -1);
+  segments.forEach((segment, index) => {
+    let name = segment;
+    try {
+      name = decodeURIComponent(segment);
+    } catch {
+      // kept encoded
+    }
+    crumbs.push({ entityId: `${url.origin}/${segments.slice(0, index + 1).join('/')}/`, name, entityType: 'web_path' });
+  });
+  return crumbs;
+}
+
+function lastSegment(url: URL): string {
+  const segment = url.pathname.split('/').filter(Boolean).pop();
+  try {
+    return segment ? decodeURIComponent(segment) : url.host;
+  } catch {
+    return segment ?? url.host;
+  }
+}
+
+const isHtml = (contentType: string) => /^(text\/html|application\/xhtml\+xml)\b/i.test(contentType.trim());
+const httpDate = (value: string | null) => {
+  const date = value ? new Date(value) : null;
+  return date && !Number.isNaN(date.getTime()) ? date : null;
+};
+
+/** Statuses after which a page is gone; other failures keep the last copy. */
+const GONE = new Set([404, 410]);
+
+const connector: Connector = {
+  shortName: 'web',
+  name: 'Website',
+  description:
+    'A website crawled from start URLs on the same site, with depth and page limits, sitemap.xml and robots.txt (user agent "Catchment"): pages as clean text with title and headings, the URL path as breadcrumbs. Re-syncs use conditional requests (ETag / Last-Modified); pages that disappear are removed.',
+  authMethods: ['direct'],
+  authFields: null,
+  configFields: [
+    { name: 'start_urls', title: 'Start URLs', description: 'Pages where the crawl starts; only pages on their origins (scheme, host, port) are read.', type: 'array', itemsType: 'string', required: true, isSecret: false },
+    { name: 'max_depth', title: 'Link depth', description: 'How many links away from a start URL (or a sitemap entry) the crawl goes; 0 reads only those.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_depth, minimum: 0, maximum: 50 },
+    { name: 'max_pages', title: 'Most pages', description: 'The crawl stops queueing pages after this many.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_pages, minimum: 1, maximum: 100_000 },
+    { name: 'concurrency', title: 'Parallel requests', description: "Requests in flight at once (1 when robots.txt sets a Crawl-delay, which is then waited between requests).", type: 'integer', required: false, isSecret: false, default: DEFAULTS.concurrency, minimum: 1, maximum: 16 },
+    { name: 'timeout_seconds', title: 'Request timeout (seconds)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.timeout_seconds, minimum: 1, maximum: 600 },
+    { name: 'use_sitemap', title: 'Use sitemaps', description: 'Also crawl the pages listed by /sitemap.xml and the sitemaps robots.txt names.', type: 'boolean', required: false, isSecret: false, default: DEFAULTS.use_sitemap },
+    { name: 'max_page_bytes', title: 'Largest page (bytes)', description: 'Larger responses are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_page_bytes, minimum: 1 },
+  ],
+  supportedAuthProviders: [],
+  supportsContinuous: true,
+  federatedSearch: false,
+  labels: ['web'],
+  outputEntityDefinitions: ['WebPageEntity'],
+
+  async validate({ config: raw }) {
+    const config = readConfig(raw);
+    const settings: FetchSettings = { signal: new AbortController().signal, timeoutMs: Math.min(config.timeout_seconds, 15) * 1000, maxBytes: config.max_page_bytes };
+    for (const url of startUrls(config)) {
+      try {
+        const robots = await loadRobots(new URL(url).origin, settings);
+        if (!robots.allowed(url)) throw new SourceConfigError('start_urls', `The robots.txt of ${new URL(url).origin} does not allow ${USER_AGENT} to read ${url}`);
+        const answer = await fetchResource(url, { ...settings, accept: 'text/html, */*;q=0.8' });
+        if (answer.status >= 400) throw new SourceConfigError('start_urls', `${url} answered HTTP ${answer.status}`);
+      } catch (error) {
+        if (error instanceof FetchFailedError) throw new SourceConfigError('start_urls', error.message);
+        throw error;
+      }
+    }
+  },
+
+  sync({ config: raw, cursor, signal, logger }) {
+    const config = readConfig(raw);
+    const next: WebCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, pages: {} };
+    const previous = cursor?.version === CURSOR_VERSION && cursor.extraction === EXTRACTION_VERSION ? (cursor as unknown as WebCursor).pages : {};
+    return { complete: true, items: crawl(config, previous, next, signal, logger), nextCursor: () => next as unknown as Record<string, unknown> };
+  },
+};
+
+interface Fetched {
+  url: string;
+  depth: number;
+  items: SourceItem[];
+  links: string[];
+  /** No HTTP answer, or one saying to come back later. */
+  failed: string | null;
+}
+
+async function* crawl(config: WebConfig, previous: Record<string, PageState>, next: WebCursor, signal: AbortSignal, logger: Logger): AsyncGenerator<SourceItem> {
+  const starts = startUrls(config);
+  const settings: FetchSettings = { signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes };
+  const robotsByOrigin = new Map<string, Robots>();
+  for (const origin of new Set(starts.map((url) => new URL(url).origin))) robotsByOrigin.set(origin, await loadRobots(origin, settings));
+  const allowed = (url: string) => robotsByOrigin.get(new URL(url).origin)?.allowed(url) ?? false;
+
+  const queue: { url: string; depth: number }[] = [];
+  const queued = new Set<string>();
+  const enqueue = (url: string, depth: number) => {
+    if (queued.has(url) || queued.size >= config.max_pages || !allowed(url)) return;
+    queued.add(url);
+    queue.push({ url, depth });
+  };
+  for (const url of starts) enqueue(url, 0);
+  if (config.use_sitemap) {
+    const sitemaps = [...robotsByOrigin.entries()].flatMap(([origin, robots]) => [`${origin}/sitemap.xml`, ...robots.sitemaps]);
+    for (const page of await readSitemaps(sitemaps, settings, logger)) {
+      const url = normalizeUrl(page);
+      if (url) enqueue(url, 0);
+    }
+  }
+
+  const delayMs = Math.max(0, ...[...robotsByOrigin.values()].map((robots) => robots.delayMs));
+  const parallel = delayMs > 0 ? 1 : config.concurrency;
+  const indexed = new Set<string>(); // entity ids yielded or kept, so a page reached under two URLs counts once
+  const startFailures: string[] = [];
+  let first = true;
+
+  while (queue.length) {
+    signal.throwIfAborted();
+    if (!first && delayMs > 0) await sleep(delayMs, undefined, { signal });
+    first = false;
+    const wave = queue.splice(0, parallel);
+    const results = await Promise.all(wave.map(({ url, depth }) => fetchPage(url, depth, previous[url] ?? null, config, settings, allowed, next, logger)));
+    for (const result of results) {
+      if (result.failed && starts.includes(result.url)) startFailures.push(result.failed);
+      for (const item of result.items) {
+        const id = 'keep' in item ? item.keep : 'entityId' in item ? item.entityId : item.delete;
+        if (indexed.has(id)) continue;
+        indexed.add(id);
+        yield item;
+      }
+      if (result.depth < config.max_depth) for (const link of result.links) enqueue(link, result.depth + 1);
+    }
+  }
+  // Nothing at all could be read: failing the run keeps the collection as it was (a complete run would empty it).
+  if (startFailures.length === starts.length && indexed.size === 0) throw new FetchFailedError(startFailures[0]!);
+  logger.debug({ source: 'web', pages: Object.keys(next.pages).length, indexed: indexed.size }, 'web: crawl finished');
+}
+
+async function fetchPage(
+  url: string,
+  depth: number,
+  before: PageState | null,
+  config: WebConfig,
+  settings: FetchSettings,
+  allowed: (url: string) => boolean,
+  next: WebCursor,
+  logger: Logger,
+): Promise<Fetched> {
+  const sameSite = (link: string) => new URL(link).origin === new URL(url).origin;
+  /** The last copy stands: kept, and its links still crawled. */
+  const keepLast = (failed: string | null): Fetched => {
+    if (!before) return { url, depth, items: [], links: [], failed };
+    next.pages[url] = before;
+    return { url, depth, items: before.entityId ? [{ keep: before.entityId }] : [], links: before.links, failed };
+  };
+  let answer: FetchedResource;
+  try {
+    answer = await fetchResource(url, { ...settings, etag: before?.etag, lastModified: before?.lastModified, accept: 'text/html, application/xhtml+xml, */*;q=0.8' });
+  } catch (error) {
+    if (!(error instanceof FetchFailedError)) throw error;
+    logger.debug({ source: 'web', url, reason: error.message }, 'web: page not fetched');
+    return keepLast(error.message);
+  }
+  if (answer.status === 304) return keepLast(null);
+  if (GONE.has(answer.status)) return { url, depth, items: [], links: [], failed: null };
+  if (answer.status >= 400) return keepLast(`${url} answered HTTP ${answer.status}`);
+  const skip = (reason: string): Fetched => {
+    logger.debug({ source: 'web', url, reason }, 'web: page skipped');
+    return { url, depth, items: [], links: [], failed: null };
+  };
+  // Redirected elsewhere: only followed within the site and where robots.txt allows.
+  const finalUrl = normalizeUrl(answer.url) ?? url;
+  if (!sameSite(finalUrl) || !allowed(finalUrl)) return skip('redirected off the site or to a disallowed page');
+  if (answer.truncated) return skip('larger than max_page_bytes');
+
+  const html = isHtml(answer.contentType);
+  const outline = html ? outlinePage(answer.body.toString('utf8'), finalUrl) : null;
+  const links = outline && !outline.nofollow ? outline.links.filter(sameSite) : [];
+  const extracted = await extractText({ name: '', bytes: answer.body, mimeType: answer.contentType || 'application/octet-stream' }).catch(() => null);
+  const state: PageState = { entityId: null, etag: answer.etag, lastModified: answer.lastModified, links };
+  next.pages[url] = state;
+  if (!extracted?.text.trim() || outline?.noindex) return { ...skip(outline?.noindex ? 'noindex' : 'no text'), links };
+
+  const location = new URL(finalUrl);
+  state.entityId = finalUrl;
+  const entity: SourceEntity = {
+    entityId: finalUrl,
+    entityType: 'web_page',
+    name: outline?.title ?? lastSegment(location),
+    breadcrumbs: breadcrumbsOf(location),
+    createdAt: null,
+    updatedAt: httpDate(answer.lastModified),
+    text: extracted.text,
+    fields: {
+      url: finalUrl,
+      title: outline?.title ?? null,
+      headings: outline?.headings.map((heading) => heading.text) ?? [],
+      content_type: extracted.mimeType,
+      last_modified: answer.lastModified,
+    },
+    webUrl: finalUrl,
+  };
+  return { url, depth, items: [entity], links, failed: null };
+}
+
+export default connector;

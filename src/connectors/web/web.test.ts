@@ -1,0 +1,151 @@
+import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
+import type { Logger } from '../../platform/logger.js';
+import { SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import { outlinePage } from './html-page.js';
+import connector from './index.js';
+import { htmlPage, TestSite } from './test-site.js';
+
+const noop = () => {};
+const logger = { debug: noop, info: noop, warn: noop, error: noop, trace: noop, fatal: noop, child: () => logger } as unknown as Logger;
+const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
+
+async function crawl(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
+  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials: {}, cursor, signal: new AbortController().signal, logger }, { localFolderRoots: [] });
+  const items: SourceItem[] = [];
+  for await (const item of run.items) items.push(item);
+  const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
+  return {
+    cursor: run.nextCursor(),
+    byId: new Map(entities.map((entity) => [entity.entityId, entity])),
+    ids: entities.map((entity) => entity.entityId).sort(),
+    keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
+  };
+}
+
+const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, { localFolderRoots: [] });
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  const error = await promise.then(() => null, (caught: unknown) => caught);
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+let site: TestSite;
+const u = (path: string) => `${site.url}${path}`;
+
+beforeEach(async () => {
+  await site?.stop();
+  site = await new TestSite().start();
+  site.pages.set('/robots.txt', { body: `User-agent: *\nDisallow: /private/\nSitemap: ${site.url}/sitemap.xml\n`, contentType: 'text/plain' });
+  site.pages.set('/sitemap.xml', { body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/orphan.html</loc></url><url><loc>http://elsewhere.invalid/x</loc></url></urlset>`, contentType: 'application/xml' });
+  site.pages.set('/', { body: htmlPage('Home', 'Welcome to the observatory.', ['/docs/intro.html', '/private/secret.html', 'http://elsewhere.invalid/page', 'mailto:x@example.com', '/docs/intro.html#part']) });
+  site.pages.set('/docs/intro.html', { body: htmlPage('Introduction &amp; setup', 'Telescopes need calibration.', ['/docs/deep/one.html']), lastModified: new Date('2025-02-01T00:00:00Z') });
+  site.pages.set('/docs/deep/one.html', { body: htmlPage('One', 'Level two.', ['/docs/deep/two.html']) });
+  site.pages.set('/docs/deep/two.html', { body: htmlPage('Two', 'Level three, beyond the depth limit.') });
+  site.pages.set('/orphan.html', { body: htmlPage('Orphan', 'Only the sitemap knows me.') });
+  site.pages.set('/private/secret.html', { body: htmlPage('Secret', 'Never fetch this.') });
+});
+afterAll(() => site?.stop());
+
+describe('web connector', () => {
+  test('crawls the site within depth, from sitemaps too, obeying robots.txt, with titles, headings and path breadcrumbs', async () => {
+    const run = await crawl({ start_urls: [u('/')], max_depth: 2 });
+    expect(run.ids).toEqual([u('/'), u('/docs/deep/one.html'), u('/docs/intro.html'), u('/orphan.html')].sort());
+    expect(site.paths()).not.toContain('/private/secret.html');
+    expect(site.paths()).not.toContain('/docs/deep/two.html');
+    expect(site.requests.every((request) => request.userAgent === 'Catchment')).toBe(true);
+    expect(site.paths().filter((path) => path === '/docs/intro.html')).toHaveLength(1); // the #fragment link is the same page
+    const intro = run.byId.get(u('/docs/intro.html'))!;
+    expect(intro).toMatchObject({
+      entityType: 'web_page',
+      name: 'Introduction & setup',
+      webUrl: u('/docs/intro.html'),
+      breadcrumbs: [
+        { entityId: u('/'), name: new URL(site.url).host, entityType: 'web_path' },
+        { entityId: u('/docs/'), name: 'docs', entityType: 'web_path' },
+      ],
+      fields: expect.objectContaining({ title: 'Introduction & setup', headings: ['Introduction & setup'], content_type: 'text/html' }),
+    });
+    expect(intro.updatedAt!.toISOString()).toBe('2025-02-01T00:00:00.000Z');
+    expect(intro.text).toContain('Telescopes need calibration.');
+    expect(intro.text).not.toContain('<');
+  });
+
+  test('re-sync: conditional requests, 304 kept, changed pages read, vanished pages gone, pages down for a moment kept', async () => {
+    const first = await crawl({ start_urls: [u('/')], max_depth: 2 });
+    site.requests.length = 0;
+    site.pages.set('/docs/intro.html', { body: htmlPage('Introduction', 'Telescopes need calibration and cooling.', ['/docs/deep/one.html', '/new.html']) });
+    site.pages.set('/new.html', { body: htmlPage('New', 'A brand new page about spectrographs.') });
+    site.pages.delete('/orphan.html');
+    site.pages.set('/docs/deep/one.html', { body: '', status: 503 });
+    const second = await crawl({ start_urls: [u('/')], max_depth: 2 }, first.cursor);
+    expect(second.ids).toEqual([u('/docs/intro.html'), u('/new.html')]);
+    expect(second.keeps).toEqual([u('/'), u('/docs/deep/one.html')].sort());
+    expect(site.requests.find((request) => request.path === '/')).toMatchObject({ conditional: true, status: 304 });
+    expect(site.paths()).not.toContain('/private/secret.html');
+    expect(second.byId.get(u('/docs/intro.html'))!.text).toContain('cooling');
+  });
+
+  test('max_pages bounds the crawl', async () => {
+    const run = await crawl({ start_urls: [u('/')], max_depth: 5, max_pages: 2, use_sitemap: false });
+    expect(run.ids).toHaveLength(2);
+    expect(site.paths().filter((path) => path.endsWith('.html') || path === '/')).toHaveLength(2);
+  });
+
+  test('noindex pages are not entities; nofollow pages are not followed; Crawl-delay is waited between requests', async () => {
+    site.pages.set('/robots.txt', { body: 'User-agent: Catchment\nCrawl-delay: 0.05\nDisallow: /private/\n', contentType: 'text/plain' });
+    site.pages.set('/', { body: '<html><head><title>Hub</title><meta name="robots" content="noindex"></head><body><a href="/stop.html">stop</a></body></html>' });
+    site.pages.set('/stop.html', { body: '<html><head><title>Stop</title><meta name="robots" content="nofollow"></head><body>Stop here.<a href="/docs/intro.html">x</a></body></html>' });
+    const started = Date.now();
+    const run = await crawl({ start_urls: [u('/')], use_sitemap: false, concurrency: 4 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45); // one 50 ms wait between the two pages
+    expect(run.ids).toEqual([u('/stop.html')]);
+    expect(site.paths()).not.toContain('/docs/intro.html');
+  });
+
+  test('validation fetches robots.txt and every start URL', async () => {
+    await expect(validate({ start_urls: [u('/')] })).resolves.toBeUndefined();
+    const missing = await rejection(validate({ start_urls: [u('/nope.html')] }));
+    expect(missing).toBeInstanceOf(SourceConfigError);
+    expect(missing).toMatchObject({ field: 'start_urls', message: `${u('/nope.html')} answered HTTP 404` });
+    expect(await rejection(validate({ start_urls: [u('/private/secret.html')] }))).toMatchObject({ field: 'start_urls', message: expect.stringContaining('robots.txt') });
+    expect(await rejection(validate({ start_urls: ['ftp://example.com/'] }))).toMatchObject({ field: 'start_urls' });
+    expect(await rejection(validate({ start_urls: ['http://user:secret@example.com/'] }))).toMatchObject({ field: 'start_urls' });
+    expect(await rejection(validate({ start_urls: [] }))).toMatchObject({ field: 'start_urls' });
+    const address = site.url;
+    await site.stop();
+    expect(await rejection(validate({ start_urls: [`${address}/`] }))).toMatchObject({ field: 'start_urls', message: expect.stringMatching(/^Cannot fetch .*ECONNREFUSED/) });
+  });
+
+  test('a site that cannot be reached fails the run instead of emptying the collection', async () => {
+    const first = await crawl({ start_urls: [u('/')] });
+    const address = site.url;
+    await site.stop();
+    expect((await rejection(crawl({ start_urls: [`${address}/`] }, first.cursor))).message).toMatch(/^Cannot fetch .*robots\.txt.*ECONNREFUSED/);
+  });
+
+  test('a robots.txt answering 503 stops the crawl', async () => {
+    site.pages.set('/robots.txt', { body: '', status: 503 });
+    expect((await rejection(crawl({ start_urls: [u('/')] }))).message).toMatch(/robots\.txt answered HTTP 503/);
+  });
+});
+
+describe('outlinePage', () => {
+  test('title, headings, links (base href, entities, nofollow, scripts and comments ignored)', () => {
+    const outline = outlinePage(
+      `<html><head><base href="/docs/"><title> A &amp; B </title></head><body>
+        <h1>Top <em>level</em></h1><h3>Third</h3>
+        <a href="page.html?a=1&amp;b=2#x">one</a><a href='/abs'>two</a><a href=bare.html>three</a>
+        <a rel="nofollow" href="/skipped">no</a><!-- <a href="/commented">c</a> --><script>"<a href='/scripted'>"</script>
+        <a href="javascript:alert(1)">js</a></body></html>`,
+      'http://site.test/index.html',
+    );
+    expect(outline).toEqual({
+      title: 'A & B',
+      headings: [{ level: 1, text: 'Top level' }, { level: 3, text: 'Third' }],
+      links: ['http://site.test/docs/page.html?a=1&b=2', 'http://site.test/abs', 'http://site.test/docs/bare.html'],
+      noindex: false,
+      nofollow: false,
+    });
+  });
+});

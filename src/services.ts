@@ -5,6 +5,7 @@ import type { SourceConnectionService } from './modules/connections/source-conne
 import type { SearchService } from './modules/search/search.service.js';
 import type { SourceService } from './modules/sources/source.service.js';
 import type { SyncService } from './modules/sync/sync.service.js';
+import type { WebhookService } from './modules/webhooks/webhook.service.js';
 import type { EventBus } from './platform/events/event-bus.js';
 import type { PubSub } from './platform/pubsub/pubsub.js';
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js';
@@ -18,6 +19,7 @@ export interface Services {
   connections: SourceConnectionService;
   sync: SyncService;
   search: SearchService;
+  webhooks: WebhookService;
   pubsub: PubSub;
   /** Lifecycle events (collection.*, source_connection.*, sync.*) per organization. */
   events: EventBus;

@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { randomInt } from 'node:crypto';
 import type { Orm } from '../../platform/db/database.js';
-import type { DomainEvent, EventBus } from '../../platform/events/event-bus.js';
+import type { EventBus, RecordedEvent } from '../../platform/events/event-bus.js';
 import { ConflictError, NotFoundError, ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { Organization } from '../organizations/organization.entity.js';
 import { uuidv7 } from '../../shared/ids.js';
@@ -103,6 +103,7 @@ export class CollectionService {
         createdByEmail: principal.email,
         modifiedByEmail: principal.email,
       });
+      const event = this.record(em, principal, 'collection.created', row);
       try {
         await em.flush();
       } catch (error) {
@@ -112,7 +113,7 @@ export class CollectionService {
         continue;
       }
       const view = await this.view(row);
-      await this.publish(principal, 'collection.created', view);
+      await this.events.publish({ ...event, subject: view });
       return view;
     }
   }
@@ -133,9 +134,10 @@ export class CollectionService {
     if (input.syncConfig !== undefined) row.syncConfig = syncConfig?.value ?? null;
     row.modifiedAt = new Date();
     row.modifiedByEmail = principal.email;
+    const event = this.record(em, principal, 'collection.updated', row);
     await em.flush();
     const view = await this.view(row);
-    await this.publish(principal, 'collection.updated', view);
+    await this.events.publish({ ...event, subject: view });
     return view;
   }
 
@@ -150,9 +152,10 @@ export class CollectionService {
     const view = await this.view(row);
     await this.connections.stopAll(row.id);
     em.remove(row);
+    const event = this.record(em, principal, 'collection.deleted', row);
     await em.flush();
     await this.connections.scheduleCleanup(row.id);
-    await this.publish(principal, 'collection.deleted', view);
+    await this.events.publish({ ...event, subject: view });
     return view;
   }
 
@@ -162,9 +165,10 @@ export class CollectionService {
     return em.findOne(Collection, { organization: principal.organizationId, readableId });
   }
 
-  private async publish(principal: Principal, type: CollectionEventType, collection: CollectionView): Promise<void> {
+  /** Stages the event of a change to `collection` in `em`, so that it commits with the change. */
+  private record(em: ReturnType<Orm['em']['fork']>, principal: Principal, type: CollectionEventType, collection: Collection): RecordedEvent {
     const timestamp = new Date().toISOString();
-    const event: DomainEvent<CollectionView> = {
+    const event: RecordedEvent = {
       id: uuidv7(),
       type,
       organizationId: principal.organizationId,
@@ -177,9 +181,9 @@ export class CollectionService {
         collection_name: collection.name,
         collection_readable_id: collection.readableId,
       },
-      subject: collection,
     };
-    await this.events.publish(event);
+    this.events.record(em, event);
+    return event;
   }
 
   private async view(row: Collection): Promise<CollectionView> {

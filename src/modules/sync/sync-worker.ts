@@ -99,11 +99,10 @@ export class SyncWorker {
   /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */
   async runJob(jobId: string): Promise<void> {
     const { sync, logger } = this.deps;
-    const started = await sync.transition(jobId, ['PENDING'], 'RUNNING', { startedAt: new Date(), heartbeatAt: new Date() });
+    const started = await sync.transition(jobId, ['PENDING'], 'RUNNING', { startedAt: new Date(), heartbeatAt: new Date() }, { type: 'sync.running' });
     if (!started) {
       // Cancelled before any worker took it: nothing ran, so it is simply cancelled.
-      const cancelled = await sync.transition(jobId, ['CANCELLING'], 'CANCELLED', { completedAt: new Date() });
-      if (cancelled) await sync.emit('sync.cancelled', cancelled.sourceConnection, cancelled);
+      await sync.transition(jobId, ['CANCELLING'], 'CANCELLED', { completedAt: new Date() }, { type: 'sync.cancelled' });
       return;
     }
     const controller = new AbortController();
@@ -111,16 +110,14 @@ export class SyncWorker {
     const heartbeat = setInterval(() => void this.beat(jobId, controller), this.options.heartbeatSeconds * 1000);
     let counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
     try {
-      await sync.emit('sync.running', started.sourceConnection, started);
       const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, (progress) => {
         counts = progress;
         return this.saveProgress(jobId, progress);
       });
       counts = finalCounts;
-      const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts) });
+      const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts) }, { type: 'sync.completed' });
       if (completed) {
         if (cursor !== undefined) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: completed.sourceConnection.id }, { cursor });
-        await sync.emit('sync.completed', completed.sourceConnection, completed);
       } else {
         await this.finishCancelled(jobId, counts);
       }
@@ -132,14 +129,19 @@ export class SyncWorker {
       } else {
         const message = error instanceof Error ? error.message : String(error);
         logger.warn({ jobId, err: error }, 'sync failed');
-        const failed = await sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'FAILED', {
-          completedAt: new Date(),
-          error: message,
-          errorDetails: { type: error instanceof Error ? error.name : 'Error' },
-          credentialsRejected: error instanceof CredentialsRejectedError,
-          ...countFields(counts),
-        });
-        if (failed) await sync.emit('sync.failed', failed.sourceConnection, failed, { error: message });
+        await sync.transition(
+          jobId,
+          ['RUNNING', 'CANCELLING'],
+          'FAILED',
+          {
+            completedAt: new Date(),
+            error: message,
+            errorDetails: { type: error instanceof Error ? error.name : 'Error' },
+            credentialsRejected: error instanceof CredentialsRejectedError,
+            ...countFields(counts),
+          },
+          { type: 'sync.failed', extra: { error: message } },
+        );
       }
     } finally {
       clearInterval(heartbeat);
@@ -160,8 +162,7 @@ export class SyncWorker {
   }
 
   private async finishCancelled(jobId: string, counts: SyncCounts): Promise<void> {
-    const cancelled = await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...countFields(counts) });
-    if (cancelled) await this.deps.sync.emit('sync.cancelled', cancelled.sourceConnection, cancelled);
+    await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...countFields(counts) }, { type: 'sync.cancelled' });
   }
 
   /** Loads the connection, decides full or incremental, and runs the pipeline. */
@@ -235,15 +236,13 @@ export class SyncWorker {
     const stuckCancelling = await em.find(SyncJob, { status: 'CANCELLING', cancelRequestedAt: { $lt: cancelBefore }, $or: [{ heartbeatAt: null }, { heartbeatAt: { $lt: cancelBefore } }] });
     for (const job of stuckCancelling) {
       if (this.running.has(job.id)) continue;
-      const moved = await this.deps.sync.transition(job.id, ['CANCELLING'], 'CANCELLED', { completedAt: now });
-      if (moved) await this.deps.sync.emit('sync.cancelled', moved.sourceConnection, moved);
+      await this.deps.sync.transition(job.id, ['CANCELLING'], 'CANCELLED', { completedAt: now }, { type: 'sync.cancelled' });
     }
     const dead = await em.find(SyncJob, { status: 'RUNNING', heartbeatAt: { $lt: staleBefore } });
     for (const job of dead) {
       if (this.running.has(job.id)) continue;
       const message = `The worker running this sync stopped responding (no heartbeat for ${this.options.staleRunningSeconds} s)`;
-      const moved = await this.deps.sync.transition(job.id, ['RUNNING'], 'FAILED', { completedAt: now, error: message, errorDetails: { type: 'WorkerLost' } });
-      if (moved) await this.deps.sync.emit('sync.failed', moved.sourceConnection, moved, { error: message });
+      await this.deps.sync.transition(job.id, ['RUNNING'], 'FAILED', { completedAt: now, error: message, errorDetails: { type: 'WorkerLost' } }, { type: 'sync.failed', extra: { error: message } });
     }
   }
 

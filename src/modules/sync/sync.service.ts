@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Orm } from '../../platform/db/database.js';
-import type { EventBus, EventType } from '../../platform/events/event-bus.js';
+import type { EventBus, EventType, RecordedEvent } from '../../platform/events/event-bus.js';
 import type { PubSub } from '../../platform/pubsub/pubsub.js';
 import type { JobQueue } from '../../platform/queue/queue.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
@@ -15,6 +15,13 @@ export const SYNC_QUEUE = 'sync';
 export const jobProgressTopic = (jobId: string) => `sync-job:${jobId}`;
 export const jobCancelTopic = 'sync-cancel';
 
+export type SyncEventType = EventType & `sync.${string}`;
+/** The event a transition records with it; `extra` adds payload fields (the `error` of sync.failed). */
+export interface SyncEvent {
+  type: SyncEventType;
+  extra?: Record<string, unknown>;
+}
+
 /** Job lifecycle rules shared by the API (run, cancel, list) and the worker (transitions, events). */
 export class SyncService {
   constructor(
@@ -22,26 +29,31 @@ export class SyncService {
     private readonly queue: JobQueue,
     private readonly events: EventBus,
     private readonly pubsub: PubSub,
+    /** Federated connections are searched in their source and never sync. */
+    private readonly isFederated: (connection: SourceConnection) => boolean = () => false,
   ) {}
 
-  /** Creates a PENDING job and queues it; 409 while another job of the connection is active. */
+  /** Creates a PENDING job and queues it; 409 while another job of the connection is active, or for a federated connection. */
   async start(connection: SourceConnection, options: { trigger: 'manual' | 'schedule' | 'create'; forceFullSync: boolean; syncConfig?: SyncConfig | null }): Promise<SyncJobView> {
+    if (this.isFederated(connection)) throw new ConflictError('This source connection is federated: it is searched in its source at query time and does not sync');
     const em = this.orm.em.fork();
+    const withCollection = await em.findOneOrFail(SourceConnection, { id: connection.id }, { populate: ['collection'] });
     const job = em.create(SyncJob, {
-      sourceConnection: em.getReference(SourceConnection, connection.id),
+      sourceConnection: withCollection,
       organizationId: connection.organization.id,
       status: 'PENDING',
       trigger: options.trigger,
       forceFullSync: options.forceFullSync,
       syncConfig: options.syncConfig ?? null,
     });
+    const event = this.record(em, { type: 'sync.pending' }, job);
     try {
       await em.flush();
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) throw new ConflictError('A sync of this source connection is already running');
       throw error;
     }
-    await this.emit('sync.pending', connection, job);
+    await this.publish(event, job);
     await this.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
     return jobView(job);
   }
@@ -85,33 +97,39 @@ export class SyncService {
     await this.pubsub.publish(jobCancelTopic, { jobId });
   }
 
-  /** Atomic status change: only from one of `from`. Returns the job after the change, or null. */
-  async transition(jobId: string, from: JobStatus[], to: JobStatus, changes: Partial<SyncJob> = {}): Promise<SyncJob | null> {
-    const em = this.orm.em.fork();
-    const updated = await em.nativeUpdate(SyncJob, { id: jobId, status: { $in: from } }, { ...changes, status: to });
-    if (updated === 0) return null;
-    return em.findOne(SyncJob, { id: jobId }, { populate: ['sourceConnection'] });
+  /**
+   * Atomic status change: only from one of `from`. Returns the job after the change, or null. With
+   * `event`, the event is recorded in the same transaction as the change and published after it.
+   */
+  async transition(jobId: string, from: JobStatus[], to: JobStatus, changes: Partial<SyncJob> = {}, event?: SyncEvent): Promise<SyncJob | null> {
+    const moved = await this.orm.em.fork().transactional(async (tx) => {
+      const updated = await tx.nativeUpdate(SyncJob, { id: jobId, status: { $in: from } }, { ...changes, status: to });
+      if (updated === 0) return null;
+      const job = await tx.findOneOrFail(SyncJob, { id: jobId }, { populate: ['sourceConnection', 'sourceConnection.collection'] });
+      return { job, recorded: event ? this.record(tx, event, job) : null };
+    });
+    if (moved?.recorded) await this.publish(moved.recorded, moved.job);
+    return moved?.job ?? null;
   }
 
-  async emit(type: EventType & `sync.${string}`, connection: SourceConnection, job: SyncJob, extra: Record<string, unknown> = {}): Promise<void> {
-    const em = this.orm.em.fork();
-    const full = await em.findOneOrFail(SourceConnection, { id: connection.id }, { populate: ['collection'] }).catch(() => null);
+  /** Stages a sync event of `job` (its connection and collection loaded) in `em`, to commit with the change. */
+  private record(em: ReturnType<Orm['em']['fork']>, { type, extra }: SyncEvent, job: SyncJob): RecordedEvent {
+    const connection = job.sourceConnection;
     const timestamp = new Date().toISOString();
-    await this.events.publish({
+    const event: RecordedEvent = {
       id: uuidv7(),
       type,
       organizationId: job.organizationId,
       occurredAt: timestamp,
-      subject: jobView(job),
       payload: {
         event_type: type,
         organization_id: job.organizationId,
         timestamp,
         sync_id: connection.id,
         sync_job_id: job.id,
-        collection_id: full?.collection.id ?? null,
-        collection_readable_id: full?.collection.readableId ?? null,
-        collection_name: full?.collection.name ?? null,
+        collection_id: connection.collection.id,
+        collection_readable_id: connection.collection.readableId,
+        collection_name: connection.collection.name,
         source_connection_id: connection.id,
         source_type: connection.shortName,
         entities_inserted: job.entitiesInserted,
@@ -121,7 +139,14 @@ export class SyncService {
         chunks_written: job.chunksWritten,
         ...extra,
       },
-    });
+    };
+    this.events.record(em, event);
+    return event;
+  }
+
+  /** After the commit: event subscribers, the webhook dispatcher and the job's progress stream. */
+  private async publish(event: RecordedEvent, job: SyncJob): Promise<void> {
+    await this.events.publish({ ...event, subject: jobView(job) });
     await this.pubsub.publish(jobProgressTopic(job.id), jobView(job));
   }
 

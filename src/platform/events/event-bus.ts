@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/core';
 import type { PubSub } from '../pubsub/pubsub.js';
 
 /** Every lifecycle event type of the spec; webhook subscriptions choose among these. */
@@ -31,13 +32,37 @@ export interface DomainEvent<S = unknown> {
 }
 
 export const organizationEventsTopic = (organizationId: string) => `org:${organizationId}:events`;
+/** Signalled after every commit that recorded events, so the webhook dispatcher looks at once. */
+export const EVENTS_RECORDED_TOPIC = 'events:recorded';
 
-/** Publishes lifecycle events per organization; the webhooks feature delivers them outside. */
+/** An event as the outbox stores it: everything but the in-process subject. */
+export type RecordedEvent = Omit<DomainEvent, 'subject'>;
+
+/** The transactional outbox (the webhooks feature's message table): adds an event to a unit of work. */
+export interface EventOutbox {
+  add(em: EntityManager, event: RecordedEvent): void;
+}
+
+/**
+ * Lifecycle events per organization. A state change records its event in its own transaction
+ * (`record` before the flush or commit), so the event is never lost nor sent for a change that
+ * rolled back; `publish` then tells in-process consumers and wakes the webhook dispatcher.
+ */
 export class EventBus {
-  constructor(private readonly pubsub: PubSub) {}
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly outbox: EventOutbox,
+  ) {}
 
+  /** Stages the event in `em`'s unit of work: it commits, or rolls back, with the state change. */
+  record(em: EntityManager, event: RecordedEvent): void {
+    this.outbox.add(em, event);
+  }
+
+  /** After the commit: GraphQL subscribers get the event, and the dispatcher a wake-up. */
   async publish<S>(event: DomainEvent<S>): Promise<void> {
     await this.pubsub.publish(organizationEventsTopic(event.organizationId), event);
+    await this.pubsub.publish(EVENTS_RECORDED_TOPIC, { id: event.id });
   }
 
   /**

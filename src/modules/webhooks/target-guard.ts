@@ -1,0 +1,131 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { lookup as lookupCallback } from 'node:dns';
+
+/** Operator settings that loosen the target rules (development and private networks). */
+export interface TargetPolicy {
+  /** Plain `http://` URLs are accepted (development mode). */
+  allowHttp: boolean;
+  /** Targets on private, loopback or link-local addresses are accepted. */
+  allowPrivateTargets: boolean;
+}
+
+export const URL_MAX_LENGTH = 2048;
+
+/** Addresses a webhook must not reach unless the operator allows it: not the public internet. */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], // "this" network
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, cloud metadata endpoints
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved and broadcast
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['ff00::', 8], // multicast
+] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+}
+
+/** True for addresses outside the public internet, IPv4 embedded in IPv6 included. */
+export function isNonPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return NON_PUBLIC.check(address, 'ipv4');
+  if (family !== 6) return true; // not an address at all: nothing to trust
+  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address) ?? /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (embedded) {
+    const v4 = embedded.length === 2 ? embedded[1]! : hexPairToIpv4(embedded[1]!, embedded[2]!);
+    return NON_PUBLIC.check(v4, 'ipv4');
+  }
+  return NON_PUBLIC.check(address, 'ipv6');
+}
+
+function hexPairToIpv4(high: string, low: string): string {
+  const value = (parseInt(high, 16) << 16) | parseInt(low, 16);
+  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
+}
+
+/** The problem with a URL's form (scheme, credentials, length), or null. No name resolution. */
+export function urlFormProblem(raw: string, policy: TargetPolicy): string | null {
+  if (raw.length > URL_MAX_LENGTH) return `URL should have at most ${URL_MAX_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'Input should be a valid URL';
+  }
+  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) {
+    return policy.allowHttp ? 'URL scheme should be https or http' : 'URL scheme should be https (plain http is accepted only in development mode)';
+  }
+  if (url.username || url.password) return 'URL should not contain credentials';
+  if (!url.hostname) return 'URL should have a host';
+  return null;
+}
+
+/**
+ * At subscription time: refuses a host that is, or resolves to, a non-public address. A name that
+ * does not resolve (yet) is accepted: deliveries check again when they connect.
+ */
+export async function targetProblem(raw: string, policy: TargetPolicy, timeoutMs = 3000): Promise<string | null> {
+  const formProblem = urlFormProblem(raw, policy);
+  if (formProblem || policy.allowPrivateTargets) return formProblem;
+  const host = bareHost(new URL(raw).hostname);
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    const resolved = await Promise.race([
+      lookup(host, { all: true, verbatim: true }).then((entries) => entries.map((entry) => entry.address)).catch(() => []),
+      new Promise<string[]>((resolve) => setTimeout(() => resolve([]), timeoutMs).unref()),
+    ]);
+    addresses = resolved;
+  }
+  const blocked = addresses.find(isNonPublicAddress);
+  return blocked ? `URL resolves to a private, loopback or link-local address (${blocked}), which is not allowed` : null;
+}
+
+/** `[::1]` → `::1`: URL hostnames keep the brackets of IPv6 literals. */
+export function bareHost(hostname: string): string {
+  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+}
+
+/** Raised when a delivery's target resolves to an address the policy refuses. */
+export class RefusedTargetError extends Error {
+  override name = 'RefusedTargetError';
+}
+
+/**
+ * A DNS lookup for the HTTP client that refuses non-public addresses at connection time, so a name
+ * that resolved to a public address when subscribed cannot be re-pointed inside (DNS rebinding).
+ */
+export function guardedLookup(policy: TargetPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    lookupCallback(hostname, { ...options, all: true }, (error, entries) => {
+      if (error) return callback(error, '', 0);
+      const list = entries as unknown as { address: string; family: number }[];
+      const allowed = policy.allowPrivateTargets ? list : list.filter((entry) => !isNonPublicAddress(entry.address));
+      if (allowed.length === 0) {
+        return callback(new RefusedTargetError(`${hostname} resolves to a private, loopback or link-local address, which is not allowed`), '', 0);
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof allowed) => void)(null, allowed);
+      callback(null, allowed[0]!.address, allowed[0]!.family);
+    });
+  };
+}

@@ -2,15 +2,22 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
+import { isFederated } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import { FederatedSources } from './modules/search/federated-sources.js';
 import { SearchService } from './modules/search/search.service.js';
+import type { LanguageModel } from './platform/llm/language-model.js';
+import { OpenAiCompatibleModel } from './platform/llm/openai-compatible-model.js';
 import { SourceService } from './modules/sources/source.service.js';
 import { EntityStore } from './modules/sync/entity-store.js';
 import { SyncPipeline } from './modules/sync/pipeline.js';
 import { SyncWorker } from './modules/sync/sync-worker.js';
 import { SyncService } from './modules/sync/sync.service.js';
+import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { deliverySchedule } from './modules/webhooks/retry-schedule.js';
+import { WebhookOutbox, WebhookService } from './modules/webhooks/webhook.service.js';
 import { FileBlobStore, type BlobStore } from './platform/blobs/blob-store.js';
 import { createEmbedder } from './platform/embeddings/create-embedder.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
@@ -93,9 +100,9 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         logger,
       ));
     const organizations = new OrganizationService(database.orm);
-    const events = new EventBus(pubsub);
+    const events = new EventBus(pubsub, new WebhookOutbox());
     const sources = new SourceService(await loadConnectors());
-    const sync = new SyncService(database.orm, queue, events, pubsub);
+    const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => isFederated(sources.connector(connection.shortName), connection.config));
     const entityStore = new EntityStore(database.orm);
     const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, { localFolderRoots: config.localFolderRoots }, logger);
     const services: Services = {
@@ -105,7 +112,17 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       sources,
       connections,
       sync,
-      search: new SearchService(database.orm, openVectors, openEmbedder, hybridKeywordWeight(config)),
+      search: new SearchService({
+        orm: database.orm,
+        vectors: openVectors,
+        embedder: openEmbedder,
+        keywordWeight: hybridKeywordWeight(config),
+        federated: new FederatedSources(sources, secretBox, { localFolderRoots: config.localFolderRoots }, logger),
+        languageModel: languageModel(config),
+        agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
+        logger,
+      }),
+      webhooks: new WebhookService(database.orm, secretBox, pubsub, webhookTargetPolicy(config)),
       pubsub,
       events,
       rateLimiter,
@@ -137,9 +154,22 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
   }
 }
 
-/** The worker role: sync jobs, schedules, the janitor and cleanups. */
-export async function startWorker(core: Core): Promise<SyncWorker> {
+/** The chat model of classic planning, agentic search and legacy answers; null when none is configured. */
+function languageModel(config: Config): LanguageModel | null {
+  if (!config.llmUrl) return null;
+  return new OpenAiCompatibleModel({ baseUrl: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 });
+}
+
+const webhookTargetPolicy = (config: Config) => ({ allowHttp: config.webhooksAllowHttp, allowPrivateTargets: config.webhooksAllowPrivateTargets });
+
+/** The worker role: webhook deliveries, sync jobs, schedules, the janitor and cleanups. */
+export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }> {
   const { config, logger } = core;
+  const deliveries = new WebhookDeliveryWorker(
+    { orm: core.database.orm, pubsub: core.services.pubsub, secretBox: core.secretBox, policy: webhookTargetPolicy(config), logger },
+    { ...DEFAULT_DELIVERY_OPTIONS, schedule: deliverySchedule() },
+  );
+  deliveries.start();
   const [vectors, embedder] = await Promise.all([core.vectors(), core.embedder()]);
   const pipeline = new SyncPipeline({
     entities: core.entityStore,
@@ -173,7 +203,11 @@ export async function startWorker(core: Core): Promise<SyncWorker> {
   );
   await worker.start();
   logger.info('worker ready');
-  return worker;
+  return {
+    stop: async () => {
+      await Promise.all([worker.stop(), deliveries.stop()]);
+    },
+  };
 }
 
 export interface Roles {

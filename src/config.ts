@@ -200,7 +200,7 @@ export const settings = {
       if (!(value >= 0 && value <= 1)) throw new ConfigError(`${name} must be a number from 0 to 1`);
       return value;
     },
-    description: 'Share of keyword (BM25) scores in hybrid search, the rest going to vectors. Default: 0.9 with the built-in embedder (weak vectors; tuned on SciFact train), 0.5 with an endpoint.',
+    description: 'Share of keyword (BM25, divided by the best BM25 of the query) in hybrid search, the rest going to vector cosine similarity. Default: 0.5 (tuned on SciFact train with the built-in embedder).',
   },
   weaviateUrl: {
     env: 'WEAVIATE_URL',
@@ -335,9 +335,12 @@ export function embedderInfo(config: Pick<Config, 'embedder' | 'embeddingModel' 
   return { modelName: config.embeddingModel!, dimensions: config.embeddingDimensions! };
 }
 
-/** The hybrid fusion weight in force: configured, or the default for the embedder. */
+/**
+ * The hybrid fusion weight in force: configured, or 0.5. Fusion keeps cosine on its own scale, so weak
+ * vectors (the built-in embedder's) get little say without a weight of their own.
+ */
 export function hybridKeywordWeight(config: Pick<Config, 'embedder' | 'hybridKeywordWeight'>): number {
-  return config.hybridKeywordWeight ?? (config.embedder === 'builtin' ? 0.9 : 0.5);
+  return config.hybridKeywordWeight ?? 0.5;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = path.resolve('.env')): Config {

@@ -6,13 +6,14 @@ import { OrganizationResolver } from '../modules/organizations/organization.reso
 import { SourceConnectionResolver } from '../modules/connections/source-connection.resolver.js';
 import { SearchResolver } from '../modules/search/search.resolver.js';
 import { SourceResolver } from '../modules/sources/source.resolver.js';
+import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one schema every transport executes against: Apollo, graphql-sse and the REST facade. */
 export function graphqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, SearchResolver],
+    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, SearchResolver, WebhookResolver],
     // Business rules are validated by the services, which know them; not by class-validator.
     validate: false,
     // type-graphql insists on a PubSub when a schema has subscriptions, but ours each bring a

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
-import { execute, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, parse, subscribe, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
@@ -14,11 +14,12 @@ import { collectionOperations } from './collections.operations.js';
 import { connectionOperations } from './connections.operations.js';
 import { searchOperations } from './search.operations.js';
 import { sourceOperations } from './sources.operations.js';
+import { webhookOperations } from './webhooks.operations.js';
 import type { RestOperation } from './operation.js';
 import { validationIssues } from './validation-issues.js';
 
 /** Every REST operation by its operationId in openapi/openapi.yaml. */
-const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations, ...searchOperations };
+const operations: Record<string, RestOperation> = { ...collectionOperations, ...sourceOperations, ...connectionOperations, ...searchOperations, ...webhookOperations };
 
 const OPENAPI_DIR = new URL('../../openapi/', import.meta.url);
 
@@ -103,8 +104,11 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
 
   async function run(c: Context, req: ExpressRequest, res: ExpressResponse, operation: Compiled): Promise<void> {
     const context = contextFor(res, services);
-    const result = await execute({ schema, document: operation.parsed, variableValues: operation.variables(c.request), contextValue: context });
+    const args = { schema, document: operation.parsed, variableValues: operation.variables(c.request), contextValue: context };
+    const result = operation.stream ? await subscribe(args) : await execute(args);
     setRateLimitHeaders(res, context.rateLimit);
+    for (const [name, value] of Object.entries(operation.headers?.(c.request) ?? {})) res.setHeader(name, value);
+    if (Symbol.asyncIterator in result) return streamEvents(req, res, result, operation);
     const error = result.errors?.[0];
     if (error) {
       const original = error.originalError;
@@ -117,6 +121,29 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
     const body = operation.respond(result.data as Record<string, unknown>);
     if (body === undefined) return sendError(res, new NotFoundError(operation.notFound?.(c.request) ?? 'Not Found'));
     res.status(200).json(body);
+  }
+
+  /** Server-sent events, one per subscription result; the client leaving closes the subscription. */
+  async function streamEvents(req: ExpressRequest, res: ExpressResponse, events: AsyncGenerator<ExecutionResult>, operation: Compiled): Promise<void> {
+    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.flushHeaders();
+    const close = () => void events.return(undefined);
+    res.on('close', close);
+    try {
+      for await (const event of events) {
+        if (res.destroyed) break;
+        const message = event.errors?.length
+          ? { type: 'error', message: event.errors[0]!.originalError instanceof DomainError ? event.errors[0]!.message : 'Internal error' }
+          : operation.respond(event.data as Record<string, unknown>);
+        res.write(`data: ${JSON.stringify(message)}\n\n`);
+      }
+    } catch (error) {
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'event stream failed');
+      if (!res.destroyed) res.write(`data: ${JSON.stringify({ type: 'error', message: 'Internal error' })}\n\n`);
+    } finally {
+      res.off('close', close);
+      res.end();
+    }
   }
 
   return async (req: ExpressRequest, res: ExpressResponse) => {

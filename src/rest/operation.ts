@@ -14,4 +14,11 @@ export interface RestOperation {
   respond(data: Record<string, unknown>): unknown;
   /** The 404 message when `respond` returns undefined. */
   notFound?: (request: Request) => string;
+  /** Extra response headers (e.g. `Deprecation` on deprecated operations). */
+  headers?: (request: Request) => Record<string, string>;
+  /**
+   * A subscription answered as `text/event-stream`: each event `respond` maps is one SSE message
+   * (`data: <json>`); the response ends with the subscription, and a client that disconnects ends it.
+   */
+  stream?: boolean;
 }

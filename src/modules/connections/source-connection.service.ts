@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CredentialsRejectedError, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
+import { CredentialsRejectedError, isFederated, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
 import { validateFields } from '../../connectors/fields.js';
 import type { Orm } from '../../platform/db/database.js';
-import type { EventBus, EventType } from '../../platform/events/event-bus.js';
+import type { EventBus, EventType, RecordedEvent } from '../../platform/events/event-bus.js';
 import type { JobQueue } from '../../platform/queue/queue.js';
 import type { Logger } from '../../platform/logger.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
@@ -134,6 +134,7 @@ export class SourceConnectionService {
     const cron = this.checkCron(input.schedule?.cron, issues);
     const syncConfig = input.syncConfig == null ? null : normalizeSyncConfig(input.syncConfig, ['sync_config']);
     issues.push(...(syncConfig?.issues ?? []));
+    if (connector && cron && isFederated(connector, input.config ?? {})) issues.push({ loc: ['schedule', 'cron'], msg: 'A federated connection is searched in its source and does not sync on a schedule', type: 'value_error' });
     if (!connector || issues.length) throw new ValidationError(issues);
 
     const { method, credentials } = this.authentication(connector, input.authentication ?? null);
@@ -159,11 +160,14 @@ export class SourceConnectionService {
       createdByEmail: principal.email,
       modifiedByEmail: principal.email,
     });
+    const events = [
+      this.record(em, 'source_connection.created', row, collection!.readableId),
+      this.record(em, 'source_connection.auth_completed', row, collection!.readableId),
+    ];
     await em.flush();
     await em.populate(row, ['collection']);
-    await this.emit('source_connection.created', row);
-    await this.emit('source_connection.auth_completed', row);
-    if (input.syncImmediately ?? true) await this.sync.start(row, { trigger: 'create', forceFullSync: false });
+    for (const event of events) await this.events.publish({ ...event, subject: { id: row.id } });
+    if ((input.syncImmediately ?? true) && !isFederated(connector, row.config)) await this.sync.start(row, { trigger: 'create', forceFullSync: false });
     return (await this.views([row]))[0]!;
   }
 
@@ -220,9 +224,12 @@ export class SourceConnectionService {
     if (!row) throw NotFoundError.of('Source connection', id);
     const view = (await this.views([row]))[0]!;
     await this.stopSyncs([row.id]);
-    await this.orm.em.fork().nativeDelete(SourceConnection, { id: row.id });
+    const event = await this.orm.em.fork().transactional(async (tx) => {
+      await tx.nativeDelete(SourceConnection, { id: row.id });
+      return this.record(tx, 'source_connection.deleted', row, row.collection.readableId);
+    });
     await this.queue.add(CLEANUP_QUEUE, { collectionId: row.collection.id, sourceConnectionId: row.id } satisfies CleanupRequest);
-    await this.emit('source_connection.deleted', row);
+    await this.events.publish({ ...event, subject: { id: row.id } });
     return view;
   }
 
@@ -303,24 +310,26 @@ export class SourceConnectionService {
     }
   }
 
-  private async emit(type: EventType & `source_connection.${string}`, row: SourceConnection): Promise<void> {
+  /** Stages the event of a change to `row` in `em`, so that it commits with the change. */
+  private record(em: ReturnType<Orm['em']['fork']>, type: EventType & `source_connection.${string}`, row: SourceConnection, collectionReadableId: string): RecordedEvent {
     const timestamp = new Date().toISOString();
-    await this.events.publish({
+    const event: RecordedEvent = {
       id: uuidv7(),
       type,
       organizationId: row.organization.id,
       occurredAt: timestamp,
-      subject: { id: row.id },
       payload: {
         event_type: type,
         organization_id: row.organization.id,
         timestamp,
         source_connection_id: row.id,
-        collection_readable_id: row.collection.readableId,
+        collection_readable_id: collectionReadableId,
         source_type: row.shortName,
         is_authenticated: row.authenticated,
       },
-    });
+    };
+    this.events.record(em, event);
+    return event;
   }
 
   /** Builds full views for a page of connections with three grouped queries, not three per row. */
@@ -373,7 +382,7 @@ export class SourceConnectionService {
         },
         entityCount: entityStats?.total ?? 0,
         errorMessage: lastJob?.status === 'FAILED' ? lastJob.error : null,
-        federatedSearch: connector.federatedSearch,
+        federatedSearch: isFederated(connector, row.config),
       };
     });
   }

@@ -29,9 +29,12 @@ import type {
 const OPTIMIZE_EVERY_WRITES = 20;
 /** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
 const MIN_SLICE_ROWS = 5000;
-/** Reciprocal rank fusion constant (the usual 60). */
-/** Hybrid search fuses at least this many candidates from each list, so pages stay stable. */
-const HYBRID_MIN_CANDIDATES = 100;
+/**
+ * Hybrid search fuses at least this many candidates from each ranking (more for deep pages), so an
+ * entity found by one ranking is usually scored by the other too. SciFact train, nDCG@10 of the
+ * entity fusion below: 200 → 0.700, 450 → 0.700, 1000 → 0.698.
+ */
+const HYBRID_MIN_CANDIDATES = 200;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 const FTS_COLUMNS = ['text', 'name'] as const;
@@ -57,6 +60,13 @@ const RESULT_COLUMNS = [
   'raw_source_fields',
   'access',
 ];
+
+/**
+ * Columns a ranking reads for its candidates: enough to rank and fuse them. The rest of the row is
+ * read afterwards for the page alone (reading every column of hundreds of candidates per ranking,
+ * texts and JSON included, was most of a hybrid query's time).
+ */
+const CANDIDATE_COLUMNS = ['chunk_id', 'source_connection_id', 'entity_id'];
 
 export interface LanceDbVectorIndexOptions {
   /**
@@ -197,37 +207,73 @@ export class LanceDbVectorIndex implements VectorIndex {
     const depth = offset + limit;
     // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
     const margin = Math.min(depth * 2 + 50, depth + 1000);
-    const ranked = await this.read(collectionId, [] as Ranked[], async (table) => {
-      switch (query.strategy) {
-        case 'semantic':
-          return this.semantic(table, query, where, margin);
-        case 'keyword':
-          return this.keyword(collectionId, table, query, where, margin);
-        case 'hybrid': {
-          const candidates = Math.max(margin, HYBRID_MIN_CANDIDATES);
-          const weight = query.keywordWeight;
-          const keywordWeight = typeof weight === 'number' && Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0.5;
-          const [semantic, keyword] = await Promise.all([
-            keywordWeight < 1 ? this.semantic(table, query, where, candidates) : [],
-            keywordWeight > 0 ? this.keyword(collectionId, table, query, where, candidates) : [],
-          ]);
-          return weightedScoreFusion([
-            { list: semantic, weight: 1 - keywordWeight },
-            { list: keyword, weight: keywordWeight },
-          ]);
-        }
-        default:
-          throw new ValidationError([{ loc: ['retrieval_strategy'], msg: `Unknown retrieval strategy ${String(query.strategy)}`, type: 'enum' }]);
-      }
+    return this.read(collectionId, [] as ScoredChunk[], async (table) => {
+      const page = (await this.rank(collectionId, table, query, where, margin)).slice(offset, depth);
+      const rows = await this.rowsOf(table, page.map(({ row }) => row));
+      // A row deleted between the two reads (a concurrent sync) is left out.
+      return page.flatMap(({ row, score }) => {
+        const full = rows.get(String(row.chunk_id));
+        return full ? [{ chunk: toChunk(full), score }] : [];
+      });
     });
-    return ranked.slice(offset, depth).map(({ row, score }) => ({ chunk: toChunk(row), score }));
+  }
+
+  /** The candidates of a query, best first, with only CANDIDATE_COLUMNS read. */
+  private async rank(collectionId: string, table: lancedb.Table, query: VectorQuery, where: string | null, margin: number): Promise<Ranked[]> {
+    switch (query.strategy) {
+      case 'semantic':
+        return this.semantic(table, query, where, margin);
+      case 'keyword':
+        return this.keyword(collectionId, table, query, where, margin);
+      case 'hybrid': {
+        const candidates = Math.max(margin, HYBRID_MIN_CANDIDATES);
+        const weight = query.keywordWeight;
+        const keywordWeight = typeof weight === 'number' && Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0.5;
+        const [semantic, keyword] = await Promise.all([
+          keywordWeight < 1 ? this.semantic(table, query, where, candidates) : [],
+          keywordWeight > 0 ? this.keyword(collectionId, table, query, where, candidates) : [],
+        ]);
+        return entityFusion(keyword, semantic, keywordWeight, candidates);
+      }
+      default:
+        throw new ValidationError([{ loc: ['retrieval_strategy'], msg: `Unknown retrieval strategy ${String(query.strategy)}`, type: 'enum' }]);
+    }
+  }
+
+  /**
+   * Every result column of the page's candidates, by chunk id. Read by row id (a direct take; a
+   * `chunk_id IN (…)` predicate scans the column: 9 ms against 1.4 ms at 100,000 rows). Row ids
+   * address the version the ranking read and move when another process compacts the table in between,
+   * so rows are matched by chunk id and those not found are read again by chunk id.
+   */
+  private async rowsOf(table: lancedb.Table, candidates: Row[]): Promise<Map<string, Row>> {
+    if (candidates.length === 0) return new Map();
+    const read = async (where: string) => (await table.query().where(where).select([...RESULT_COLUMNS]).toArray()) as Row[];
+    const wanted = new Set(candidates.map((row) => String(row.chunk_id)));
+    const rows = new Map<string, Row>();
+    for (const row of await read(`_rowid IN (${candidates.map((row) => String(row._rowid)).join(', ')})`)) {
+      if (wanted.has(String(row.chunk_id))) rows.set(String(row.chunk_id), row);
+    }
+    const missing = [...wanted].filter((id) => !rows.has(id));
+    if (missing.length > 0) for (const row of await read(`chunk_id IN (${missing.map(literal).join(', ')})`)) rows.set(String(row.chunk_id), row);
+    return rows;
+  }
+
+  async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {
+    const where = whereClause(filter);
+    const rows = await this.read(collectionId, [] as Row[], async (table) => {
+      let query = table.query().select([...RESULT_COLUMNS]).limit(Math.max(0, Math.floor(limit)));
+      if (where !== null) query = query.where(where);
+      return (await query.toArray()) as Row[];
+    });
+    return rows.map(toChunk).sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
   }
 
   private async semantic(table: lancedb.Table, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[]> {
     const vector = query.vector;
     if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
     if (vector.length !== this.dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${this.dimensions}`);
-    let search = table.vectorSearch(vector).distanceType('cosine').select([...RESULT_COLUMNS, '_distance']).limit(depth);
+    let search = table.vectorSearch(vector).distanceType('cosine').select([...CANDIDATE_COLUMNS, '_distance']).withRowId().limit(depth);
     if (where !== null) search = search.where(where);
     const rows = (await search.toArray()) as Row[];
     // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
@@ -246,7 +292,8 @@ export class LanceDbVectorIndex implements VectorIndex {
     let search = table
       .query()
       .fullTextSearch(new lancedb.MultiMatchQuery(text, [...FTS_COLUMNS]))
-      .select([...RESULT_COLUMNS, '_score'])
+      .select([...CANDIDATE_COLUMNS, '_score'])
+      .withRowId()
       .limit(depth);
     if (where !== null) search = search.where(where);
     const rows = (await search.toArray()) as Row[];
@@ -522,26 +569,48 @@ function sortRanked(list: Ranked[]): Ranked[] {
 }
 
 /**
- * Weighted fusion of min-max normalised scores: each list adds weight × (score − min) / (max − min).
- * Reciprocal rank fusion would treat both rankings as equally good, which drags BM25 down when the
- * vectors are weak (SciFact test with the built-in embedder: keyword 0.69, RRF hybrid 0.43 nDCG@10).
+ * Hybrid fusion, per entity, of scores on fixed scales. Each ranking contributes a value in [0, 1]:
+ * BM25 divided by the best BM25 of the query (BM25 has no fixed scale: it grows with the query's
+ * terms and their rarity), and cosine similarity as it is, clipped at 0 (it is already comparable
+ * across queries; stretching it to [0, 1] per query, as min-max does, lets a query whose vectors barely
+ * separate the candidates reorder the keyword ranking with noise). An entity takes its best chunk's
+ * value in each ranking (its title may match the words in one chunk while another carries the
+ * meaning); every candidate chunk is scored as its entity, the entity's chunks following one another
+ * by their own evidence. A candidate missing from a ranking gets that ranking's last value when the
+ * ranking was cut at `depth` (it scored lower), 0 when the ranking holds every match.
+ *
+ * SciFact train (809 queries, built-in embedder), nDCG@10 against keyword alone (0.690): min-max per
+ * chunk 0.694, min-max per entity 0.698, this 0.700 (+0.010 ± 0.003 per query). Reciprocal rank
+ * fusion treats both rankings as equally good, which drags BM25 down when vectors are weak (0.60).
  */
-function weightedScoreFusion(lists: { list: Ranked[]; weight: number }[]): Ranked[] {
-  const fused = new Map<string, Ranked>();
-  for (const { list, weight } of lists) {
-    if (weight <= 0 || list.length === 0) continue;
-    const scores = list.map((item) => item.score);
-    const min = Math.min(...scores);
-    const span = Math.max(...scores) - min;
+function entityFusion(keyword: Ranked[], semantic: Ranked[], keywordWeight: number, depth: number): Ranked[] {
+  // The extremes are one ranking, unchanged.
+  if (keywordWeight >= 1) return keyword;
+  if (keywordWeight <= 0) return semantic;
+  const best = keyword[0]?.score ?? 0;
+  const rankings = [
+    { list: keyword, weight: keywordWeight, value: (score: number) => (best > 0 ? Math.max(0, score) / best : 0) },
+    { list: semantic, weight: 1 - keywordWeight, value: (score: number) => Math.max(0, score) },
+  ].filter(({ list }) => list.length > 0);
+  const entityOf = (row: Row) => `${String(row.source_connection_id)}\u0000${String(row.entity_id)}`;
+  const chunks = new Map<string, { row: Row; values: (number | undefined)[] }>();
+  const entities = new Map<string, number[]>();
+  rankings.forEach(({ list, value }, r) => {
     for (const { row, score } of list) {
       const id = String(row.chunk_id);
-      const entry = fused.get(id) ?? { row, score: 0 };
-      // All equal (a single match, say): every one of them is this list's best.
-      entry.score += weight * (span === 0 ? 1 : (score - min) / span);
-      fused.set(id, entry);
+      const chunk = chunks.get(id) ?? { row, values: [] };
+      chunk.values[r] = value(score);
+      chunks.set(id, chunk);
+      const entity = entities.get(entityOf(row)) ?? [];
+      entity[r] = Math.max(entity[r] ?? 0, chunk.values[r]!);
+      entities.set(entityOf(row), entity);
     }
-  }
-  return sortRanked([...fused.values()]);
+  });
+  const floors = rankings.map(({ list, value }) => (list.length >= depth ? value(list[list.length - 1]!.score) : 0));
+  const fused = (values: (number | undefined)[]) => rankings.reduce((sum, { weight }, r) => sum + weight * (values[r] ?? floors[r]!), 0);
+  const scored = [...chunks.values()].map(({ row, values }) => ({ row, score: fused(entities.get(entityOf(row))!), own: fused(values) }));
+  scored.sort((a, b) => b.score - a.score || b.own - a.own || compare(String(a.row.chunk_id), String(b.row.chunk_id)));
+  return scored.map(({ row, score }) => ({ row, score }));
 }
 
 function compare(a: string, b: string): number {

@@ -232,6 +232,16 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         await index.add(id, Object.entries(texts).map(([seed, text]) => chunk(Number(seed), { text })));
       });
 
+      test('list: the chunks a filter selects, ordered by entity then chunk index, at most limit, without vectors', async () => {
+        const listed = await index.list(id, where({ field: 'entity_id', operator: 'in', value: ['entity-5', 'entity-2'] }), 10);
+        expect(listed.map((c) => c.chunkId)).toEqual(['conn-1:entity-2:0', 'conn-1:entity-5:0']);
+        expect(listed[0]!.text).toBe(texts[2]);
+        expect(listed[0]).not.toHaveProperty('vector');
+        expect(await index.list(id, where({ field: 'entity_id', operator: 'equals', value: 'nope' }), 10)).toEqual([]);
+        expect(await index.list(id, [], 2)).toHaveLength(2);
+        expect(await index.list(randomUUID(), [], 10)).toEqual([]);
+      });
+
       test('semantic: the chunk whose vector equals the query ranks first, scores descend', async () => {
         for (const seed of [1, 3, 6]) {
           const results = await index.search(id, { strategy: 'semantic', vector: seededVector(dims, seed), limit: 3, offset: 0 });

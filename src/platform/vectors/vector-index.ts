@@ -103,6 +103,11 @@ export interface VectorIndex {
   deleteCollection(collectionId: string): Promise<void>;
   count(collectionId: string, filter?: FilterGroup[]): Promise<number>;
   search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]>;
+  /**
+   * Chunks matching a filter, without ranking, ordered by entity then chunk index (what agents read
+   * and what navigation returns). At most `limit`.
+   */
+  list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]>;
   /** Compacts and refreshes keyword indexes; called after a sync's writes. */
   optimize(collectionId: string): Promise<void>;
   close(): Promise<void>;

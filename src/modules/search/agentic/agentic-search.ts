@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { LanguageModel, ToolCall } from '../../../platform/llm/language-model.js';
+import { LanguageModelError } from '../../../platform/llm/language-model.js';
+import type { Logger } from '../../../platform/logger.js';
+import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
+import type { EntityNavigator } from '../entity-navigator.js';
+import { withConditions } from '../filter-rules.js';
+import type { SearchResultView } from '../search-result.js';
+import type { SearchScope, SearchService } from '../search.service.js';
+import { AGENT_TOOL_NAMES, type AgentEvent, type AgentToolName } from './agent-events.js';
+import { DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
+import { AgentToolbox, type ToolOutcome } from './agent-tools.js';
+
+export interface AgenticBudget {
+  maxIterations: number;
+  timeoutMs: number;
+}
+
+/** Results returned when the agent collected nothing (or ran out of budget before collecting). */
+const FALLBACK_RESULTS = 10;
+
+/**
+ * The agent loop: each iteration the policy (a language model, or the built-in procedure) picks
+ * tool calls, the toolbox runs them, and every step is reported as an event. It ends when the agent
+ * returns its results, stops calling tools, or spends its iteration or time budget; an aborted
+ * signal (the client went away) stops it at the next step.
+ */
+export class AgenticSearch {
+  constructor(
+    private readonly search: SearchService,
+    private readonly navigator: EntityNavigator,
+    private readonly languageModel: LanguageModel | null,
+    private readonly budget: AgenticBudget,
+    private readonly logger: Logger,
+  ) {}
+
+  async run(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, emit: (event: AgentEvent) => void, signal: AbortSignal): Promise<SearchResultView[]> {
+    const started = Date.now();
+    const elapsed = () => Date.now() - started;
+    const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.budget.timeoutMs)]);
+    const toolbox = new AgentToolbox(this.search, scope, task.filter, this.navigator);
+    let policy: AgentPolicy = this.languageModel ? new LanguageModelPolicy(this.languageModel, task) : new DeterministicPolicy(task, toolbox);
+    emit({ type: 'started', requestId: randomUUID(), tier: 'agentic', collectionReadableId: scope.collection.readableId, query: task.query, thinking: task.thinking, filter: task.filter.length ? task.filter : null, limit: task.limit });
+
+    let iteration = 0;
+    let finished = false;
+    const tokens = { promptTokens: 0, completionTokens: 0 };
+    try {
+      while (!finished && iteration < this.budget.maxIterations && !deadline.aborted) {
+        iteration++;
+        const turnStarted = Date.now();
+        let turn;
+        try {
+          turn = await policy.next(deadline);
+        } catch (error) {
+          if (deadline.aborted) break;
+          if (!(error instanceof LanguageModelError)) throw error;
+          // The model failed: the built-in procedure carries on with what was found so far.
+          this.logger.warn({ err: error.message }, 'agentic search: language model failed; continuing with the built-in agent');
+          policy = new DeterministicPolicy(task, toolbox);
+          turn = await policy.next(deadline);
+          turn = { ...turn, text: `The language model failed (${error.message}); continuing with the built-in agent.` };
+        }
+        tokens.promptTokens += turn.usage.promptTokens;
+        tokens.completionTokens += turn.usage.completionTokens;
+        emit({ type: 'thinking', thinking: turn.thinking, text: turn.text, durationMs: Date.now() - turnStarted, diagnostics: { iteration, ...turn.usage } });
+        if (turn.toolCalls.length === 0) break;
+        const results: { call: ToolCall; outcome: ToolOutcome }[] = [];
+        for (const call of turn.toolCalls) {
+          if (deadline.aborted) break;
+          const callStarted = Date.now();
+          const outcome = await toolbox.call(call.name, call.arguments, deadline);
+          results.push({ call, outcome });
+          if ((AGENT_TOOL_NAMES as readonly string[]).includes(call.name)) {
+            emit({ type: 'tool_call', toolName: call.name as AgentToolName, durationMs: Date.now() - callStarted, diagnostics: { iteration, toolCallId: call.id, arguments: call.arguments, stats: outcome.stats } });
+          }
+          if (outcome.finished) finished = true;
+        }
+        policy.observe(results);
+      }
+      if (signal.aborted) return [];
+      const results = await this.finalResults(scope, task, toolbox);
+      emit({
+        type: 'done',
+        results,
+        durationMs: elapsed(),
+        diagnostics: {
+          totalIterations: iteration,
+          allSeenEntityIds: [...toolbox.seen.keys()],
+          allReadEntityIds: [...toolbox.read],
+          allCollectedEntityIds: [...toolbox.collected],
+          maxIterationsHit: !finished && (iteration >= this.budget.maxIterations || deadline.aborted),
+          ...tokens,
+        },
+      });
+      return results;
+    } catch (error) {
+      if (signal.aborted) return [];
+      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'agentic search failed');
+      emit({ type: 'error', message: error instanceof Error ? error.message : 'Agentic search failed', durationMs: elapsed(), diagnostics: { iteration } });
+      throw error;
+    }
+  }
+
+  /**
+   * The collected entities ordered by relevance to the question (their best chunk, re-scored
+   * together so scores are comparable), at most `limit`. Nothing collected: the best seen.
+   */
+  private async finalResults(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, toolbox: AgentToolbox): Promise<SearchResultView[]> {
+    const ids = [...toolbox.collected];
+    const limit = task.limit ?? (ids.length || FALLBACK_RESULTS);
+    if (ids.length === 0) return [...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore).slice(0, limit);
+    const ranked = await this.search.retrieve(scope, {
+      text: task.query,
+      strategy: 'hybrid',
+      filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }),
+      limit: Math.min(1000, ids.length * 20),
+      offset: 0,
+    });
+    const best = new Map<string, SearchResultView>();
+    for (const result of ranked) if (!best.has(result.entityId)) best.set(result.entityId, result);
+    // Federated or unscored entities keep what the agent saw of them, after the scored ones.
+    for (const id of ids) if (!best.has(id)) best.set(id, { ...toolbox.seen.get(id)!, relevanceScore: 0 });
+    return [...best.values()].slice(0, limit);
+  }
+}

@@ -1,0 +1,121 @@
+import { tokenize } from '../../../platform/embeddings/word-vector-core.js';
+import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vector-index.js';
+import type { PlanningContext, SearchPlan, SearchPlanner } from './search-plan.js';
+
+/** Feedback documents and expansion terms of the pseudo-relevance feedback variation. */
+const FEEDBACK_DOCUMENTS = 5;
+const EXPANSION_TERMS = 6;
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const DAY_MS = 86_400_000;
+
+/**
+ * The planner used when no language model is configured. It reads explicit dates and source names
+ * from the question into filters (removing those words from the query), and adds one variation by
+ * pseudo-relevance feedback: the query plus the terms that stand out in its top results (RM3-like),
+ * which brings in documents that use other words for the same thing.
+ */
+export class HeuristicPlanner implements SearchPlanner {
+  async plan(question: string, context: PlanningContext): Promise<SearchPlan> {
+    const conditions: FilterCondition[] = [];
+    let query = question;
+    for (const reader of [readDateRange, readSource]) {
+      const found = reader(query, context);
+      if (found) {
+        conditions.push(...found.conditions);
+        query = found.rest;
+      }
+    }
+    query = query.replace(/\s+/g, ' ').trim() || question.trim();
+    const variations: string[] = [];
+    const expansion = expansionTerms(query, await context.probe(query));
+    if (expansion.length > 0) variations.push(`${query} ${expansion.join(' ')}`);
+    const filterGroups: FilterGroup[] = conditions.length ? [{ conditions }] : [];
+    return { primaryQuery: query, variations, filterGroups, strategy: 'hybrid', planner: 'heuristic' };
+  }
+}
+
+/** Terms frequent in the feedback documents, weighted by how many of them share the term, minus the query's own. */
+export function expansionTerms(query: string, feedback: string[]): string[] {
+  const own = new Set(tokenize(query));
+  const weight = new Map<string, number>();
+  feedback.slice(0, FEEDBACK_DOCUMENTS).forEach((text, rank) => {
+    const tokens = tokenize(text).filter((t) => t.length > 2 && !/^\d+$/.test(t) && !own.has(t));
+    if (tokens.length === 0) return;
+    const counts = new Map<string, number>();
+    for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+    // Higher-ranked documents count more; within one, a term's share of its length.
+    const documentWeight = 1 / (rank + 1);
+    for (const [token, count] of counts) weight.set(token, (weight.get(token) ?? 0) + documentWeight * (count / tokens.length) + documentWeight * 0.01);
+  });
+  // Only terms two feedback documents agree on: one document's quirks are not the topic.
+  const shared = new Map<string, number>();
+  for (const text of feedback.slice(0, FEEDBACK_DOCUMENTS)) for (const token of new Set(tokenize(text))) shared.set(token, (shared.get(token) ?? 0) + 1);
+  return [...weight]
+    .filter(([token]) => (shared.get(token) ?? 0) >= 2)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, EXPANSION_TERMS)
+    .map(([token]) => token);
+}
+
+interface Found {
+  conditions: FilterCondition[];
+  rest: string;
+}
+
+/** "since 2023", "after 2024-03-01", "before March 2022", "in 2021", "last 30 days", "this year". */
+export function readDateRange(question: string, context: Pick<PlanningContext, 'now'>): Found | null {
+  const now = context.now;
+  const month = `(${MONTHS.join('|')})`;
+  const date = `(\\d{4}-\\d{2}-\\d{2}|${month}\\s+\\d{4}|\\d{4})`;
+  const patterns: [RegExp, (m: RegExpMatchArray) => FilterCondition[]][] = [
+    [new RegExp(`\\b(?:since|after|from)\\s+${date}\\b`, 'i'), (m) => [{ field: 'updated_at', operator: 'greater_than_or_equal', value: start(m[1]!) }]],
+    [new RegExp(`\\bbefore\\s+${date}\\b`, 'i'), (m) => [{ field: 'updated_at', operator: 'less_than', value: start(m[1]!) }]],
+    [new RegExp(`\\b(?:in|during)\\s+(${month}\\s+\\d{4}|(?:19|20)\\d{2})\\b`, 'i'), (m) => [
+      { field: 'updated_at', operator: 'greater_than_or_equal', value: start(m[1]!) },
+      { field: 'updated_at', operator: 'less_than', value: end(m[1]!) },
+    ]],
+    [/\b(?:in the )?(?:last|past)\s+(\d{1,4})\s+(day|week|month|year)s?\b/i, (m) => [
+      { field: 'updated_at', operator: 'greater_than_or_equal', value: new Date(now.getTime() - Number(m[1]) * unitDays(m[2]!) * DAY_MS).toISOString() },
+    ]],
+    [/\b(?:this|current)\s+year\b/i, () => [{ field: 'updated_at', operator: 'greater_than_or_equal', value: `${now.getUTCFullYear()}-01-01T00:00:00.000Z` }]],
+  ];
+  for (const [pattern, toConditions] of patterns) {
+    const match = question.match(pattern);
+    if (match) return { conditions: toConditions(match), rest: question.replace(match[0], ' ') };
+  }
+  return null;
+}
+
+/** "from local_folder", "in postgresql", "on git": a source of the collection named in the question. */
+export function readSource(question: string, context: Pick<PlanningContext, 'sourceNames'>): Found | null {
+  for (const name of context.sourceNames) {
+    const spelled = name.replace(/_/g, '[ _]');
+    const match = question.match(new RegExp(`\\b(?:from|in|on|within)\\s+(?:the\\s+)?${spelled}\\b`, 'i'));
+    if (match) return { conditions: [{ field: 'service_system_metadata.source_name', operator: 'equals', value: name }], rest: question.replace(match[0], ' ') };
+  }
+  return null;
+}
+
+function unitDays(unit: string): number {
+  return { day: 1, week: 7, month: 30, year: 365 }[unit.toLowerCase() as 'day'];
+}
+
+/** First instant of a year, a month ("March 2022") or a day. */
+function start(value: string): string {
+  const [year, month] = parts(value);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return new Date(`${value}T00:00:00.000Z`).toISOString();
+  return new Date(Date.UTC(year, month ?? 0, 1)).toISOString();
+}
+
+/** First instant after the year or month. */
+function end(value: string): string {
+  const [year, month] = parts(value);
+  return month === undefined ? new Date(Date.UTC(year + 1, 0, 1)).toISOString() : new Date(Date.UTC(year, month + 1, 1)).toISOString();
+}
+
+function parts(value: string): [number, number | undefined] {
+  const named = value.match(new RegExp(`^(${MONTHS.join('|')})\\s+(\\d{4})$`, 'i'));
+  if (named) return [Number(named[2]), MONTHS.indexOf(named[1]!.toLowerCase())];
+  return [Number(value.slice(0, 4)), undefined];
+}

@@ -1,0 +1,102 @@
+import { isFederated, type ConnectorEnvironment } from '../../connectors/connector.js';
+import type { Logger } from '../../platform/logger.js';
+import type { SecretBox } from '../../platform/secrets/secrets.js';
+import type { FilterCondition, FilterGroup } from '../../platform/vectors/vector-index.js';
+import type { SourceConnection } from '../connections/source-connection.entity.js';
+import type { SourceService } from '../sources/source.service.js';
+import { fromSourceEntity, type SearchResultView } from './search-result.js';
+
+/** How long one federated source may take before search goes on without it. */
+const FEDERATED_TIMEOUT_MS = 10_000;
+
+/**
+ * Federated connections are searched in the source itself at query time (nothing of theirs is in
+ * the index). One source failing or timing out leaves it out of the results, logged; it never fails
+ * the search.
+ */
+export class FederatedSources {
+  constructor(
+    private readonly sources: SourceService,
+    private readonly secretBox: SecretBox,
+    private readonly environment: ConnectorEnvironment,
+    private readonly logger: Logger,
+  ) {}
+
+  isFederated(connection: Pick<SourceConnection, 'shortName' | 'config'>): boolean {
+    return isFederated(this.sources.connector(connection.shortName), connection.config);
+  }
+
+  /** One ranked list per connection that answered. */
+  async search(connections: SourceConnection[], text: string, limit: number, filter: FilterGroup[] | null, signal?: AbortSignal): Promise<SearchResultView[][]> {
+    const lists = await Promise.all(
+      connections.map(async (connection) => {
+        const connector = this.sources.connector(connection.shortName);
+        if (!connector.search) return [];
+        const credentials = connection.sealedCredentials ? (JSON.parse(this.secretBox.open(connection.sealedCredentials)) as Record<string, unknown>) : {};
+        const timeout = AbortSignal.timeout(FEDERATED_TIMEOUT_MS);
+        try {
+          const hits = await connector.search(
+            { config: connection.config, credentials, signal: signal ? AbortSignal.any([signal, timeout]) : timeout, logger: this.logger },
+            { text, limit },
+            this.environment,
+          );
+          return hits.map((hit) => fromSourceEntity(hit.entity, connection.shortName, hit.score)).filter((result) => matchesFilter(result, filter));
+        } catch (error) {
+          this.logger.warn({ sourceConnectionId: connection.id, source: connection.shortName, err: error instanceof Error ? error.message : String(error) }, 'federated source left out of search results');
+          return [];
+        }
+      }),
+    );
+    return lists.filter((list) => list.length > 0);
+  }
+}
+
+/**
+ * The filter evaluated on a federated result (the source cannot run our filter language; the index
+ * runs it natively). Same semantics as the index adapters: groups ORed, conditions ANDed; on
+ * breadcrumbs a condition holds when it holds for any breadcrumb.
+ */
+export function matchesFilter(result: SearchResultView, filter: FilterGroup[] | null): boolean {
+  if (!filter || filter.length === 0) return true;
+  return filter.some((group) => group.conditions.every((condition) => fieldValues(result, condition.field).some((value) => holds(value, condition))));
+}
+
+function fieldValues(result: SearchResultView, field: FilterCondition['field']): unknown[] {
+  const meta = result.serviceSystemMetadata;
+  switch (field) {
+    case 'entity_id': return [result.entityId];
+    case 'name': return [result.name];
+    case 'created_at': return [result.createdAt];
+    case 'updated_at': return [result.updatedAt];
+    case 'breadcrumbs.entity_id': return result.breadcrumbs.map((b) => b.entityId);
+    case 'breadcrumbs.name': return result.breadcrumbs.map((b) => b.name);
+    case 'breadcrumbs.entity_type': return result.breadcrumbs.map((b) => b.entityType);
+    case 'service_system_metadata.entity_type': return [meta.entityType];
+    case 'service_system_metadata.source_name': return [meta.sourceName];
+    case 'service_system_metadata.original_entity_id': return [meta.originalEntityId];
+    case 'service_system_metadata.chunk_index': return [meta.chunkIndex];
+    case 'service_system_metadata.sync_id': return [meta.syncId];
+    case 'service_system_metadata.sync_job_id': return [meta.syncJobId];
+  }
+}
+
+function holds(value: unknown, { operator, value: expected }: FilterCondition): boolean {
+  const actual = value instanceof Date ? value.getTime() : value;
+  const comparable = (v: unknown) => (value instanceof Date && typeof v === 'string' ? Date.parse(v) : v);
+  const target = comparable(expected);
+  switch (operator) {
+    case 'equals': return actual === target;
+    case 'not_equals': return actual !== target;
+    case 'contains': return typeof actual === 'string' && actual.includes(String(expected));
+    case 'in': return Array.isArray(expected) && (expected as unknown[]).map(comparable).includes(actual);
+    case 'not_in': return Array.isArray(expected) && !(expected as unknown[]).map(comparable).includes(actual);
+    default: {
+      if (actual === null || actual === undefined || typeof target === 'boolean') return false;
+      const [a, b] = [actual as number | string, target as number | string];
+      if (operator === 'greater_than') return a > b;
+      if (operator === 'less_than') return a < b;
+      if (operator === 'greater_than_or_equal') return a >= b;
+      return a <= b;
+    }
+  }
+}

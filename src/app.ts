@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
-import path from 'node:path';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
 import { isFederated } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
@@ -21,7 +20,7 @@ import { WebhookOutbox, WebhookService } from './modules/webhooks/webhook.servic
 import { FileBlobStore, type BlobStore } from './platform/blobs/blob-store.js';
 import { createEmbedder } from './platform/embeddings/create-embedder.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
-import { LanceDbVectorIndex } from './platform/vectors/lancedb-index.js';
+import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
 import { graphqlSchema } from './graphql/schema.js';
 import { closeServer, createHttpApp } from './http/server.js';
@@ -86,7 +85,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const info = embedderInfo(config);
     let vectors: Promise<VectorIndex> | undefined;
     let embedder: Promise<Embedder> | undefined;
-    const openVectors = () => (vectors ??= LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), info.dimensions));
+    const openVectors = () => (vectors ??= createVectorIndex(config, info.dimensions));
     const openEmbedder = () =>
       (embedder ??= createEmbedder(
         {

@@ -62,7 +62,7 @@ describe('PostgreSQL and MySQL sources through the REST API (servers deployment)
     mysql = await createMysqlTestDatabase();
     server = await startTestServer({ deployment: 'servers', env: FAST_WORKER });
     call = api(server.url, server.apiKey);
-    for (const readableId of ['sql-target', 'sql-cursor', 'sql-mysql']) await call('POST', '/collections', { name: readableId, readable_id: readableId });
+    for (const readableId of ['sql-target', 'sql-cursor', 'sql-mysql', 'sql-federated']) await call('POST', '/collections', { name: readableId, readable_id: readableId });
     source = new pg.Client({ connectionString: postgres.url });
     await source.connect();
     await source.query(`CREATE TABLE tickets (id int PRIMARY KEY, title text NOT NULL, body text, priority int, updated_at timestamptz NOT NULL DEFAULT '2024-01-01 00:00:00+00')`);
@@ -146,6 +146,43 @@ describe('PostgreSQL and MySQL sources through the REST API (servers deployment)
     expect((await search('sargasso', 'sql-mysql'))[0]?.entity_id).toBe(`${prefix}/articles/eels`);
     expect((await search('church towers', 'sql-mysql'))[0]?.entity_id).toBe(`${prefix}/articles/owls`);
     expect(await search('tides', 'sql-mysql')).toEqual([]);
+  });
+
+  test('federated postgresql: nothing is synced, its rows are found at query time and merged with synced results', async () => {
+    await source.query(`CREATE TABLE notes (id int PRIMARY KEY, title text NOT NULL, body text)`);
+    await source.query(`INSERT INTO notes VALUES (1, 'Kayak rental', 'Kayaks are rented by the hour at the north jetty.'), (2, 'Canteen menu', 'Soup on Mondays.')`);
+    // A synced table in the same collection, mentioning kayaks too.
+    await source.query(`CREATE TABLE trips (id int PRIMARY KEY, title text NOT NULL, body text)`);
+    await source.query(`INSERT INTO trips VALUES (1, 'Kayak trip', 'The kayak trip leaves at dawn from the south beach.')`);
+    const synced = (await call('POST', '/source-connections', { short_name: 'postgresql', readable_collection_id: 'sql-federated', authentication: { credentials: { url: postgres.url } }, config: { tables: ['trips'] } })).body;
+    expect(await firstJob(synced.id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 1 });
+
+    const created = await call('POST', '/source-connections', { short_name: 'postgresql', readable_collection_id: 'sql-federated', name: 'Notes (live)', authentication: { credentials: { url: postgres.url } }, config: { tables: ['notes'], federated_search: true } });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ federated_search: true });
+    const federatedId = created.body.id;
+    // Nothing is synced for it, and a run is refused.
+    expect((await call('GET', `/source-connections/${federatedId}/jobs`)).body).toEqual([]);
+    expect((await call('POST', `/source-connections/${federatedId}/run`)).status).toBe(409);
+
+    for (const strategy of ['keyword', 'hybrid', 'semantic']) {
+      const response = await call('POST', '/collections/sql-federated/search/instant', { query: 'kayak', retrieval_strategy: strategy, limit: 10 });
+      expect(response.status).toBe(200);
+      const hits = response.body.results as { entity_id: string; score: number; service_system_metadata: { sync_id: string | null; sync_job_id: string | null; source_name: string } }[];
+      const byId = new Map(hits.map((hit) => [hit.entity_id, hit]));
+      expect(byId.get('public/notes/1')).toMatchObject({ service_system_metadata: { sync_id: null, sync_job_id: null, source_name: 'postgresql' } });
+      expect(byId.get('public/trips/1')?.service_system_metadata.sync_job_id).toEqual(expect.any(String));
+      expect(byId.has('public/notes/2')).toBe(false);
+      // One ranking: scores descend across both origins.
+      expect(hits.map((hit) => hit.score)).toEqual([...hits.map((hit) => hit.score)].sort((a, b) => b - a));
+    }
+    // A row added to the source is searchable at once, without any sync.
+    await source.query(`INSERT INTO notes VALUES (3, 'Paddle storage', 'Paddles for the kayaks hang in shed three.')`);
+    const fresh = await call('POST', '/collections/sql-federated/search/instant', { query: 'paddles shed', retrieval_strategy: 'keyword', limit: 5 });
+    expect(fresh.body.results[0]).toMatchObject({ entity_id: 'public/notes/3', name: 'Paddle storage' });
+    // The caller filter applies to federated results too.
+    const filtered = await call('POST', '/collections/sql-federated/search/instant', { query: 'kayak', limit: 10, filter: [{ conditions: [{ field: 'breadcrumbs.name', operator: 'equals', value: 'trips' }] }] });
+    expect(filtered.body.results.map((hit: { entity_id: string }) => hit.entity_id)).toEqual(['public/trips/1']);
   });
 
   test('wrong credentials are a 422 at create with the server\'s message and never the password', async () => {

@@ -63,8 +63,6 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
-    pgliteHost: config.pgliteHost,
-    pglitePort: config.pglitePort,
     logger,
     joinRunningServer: options.joinRunningServer,
   });

@@ -108,18 +108,6 @@ export const settings = {
     },
     description: 'Prefix of every Redis key and channel, so several deployments can share one Redis.',
   },
-  pgliteHost: {
-    env: 'CATCHMENT_PGLITE_HOST',
-    default: '127.0.0.1',
-    parse: text,
-    description: 'Embedded mode: interface on which the running server shares its PGlite database with the CLI.',
-  },
-  pglitePort: {
-    env: 'CATCHMENT_PGLITE_PORT',
-    default: 0,
-    parse: integer(0, 65535),
-    description: 'Embedded mode: port for that socket (0 picks a free one; the CLI finds it in the data directory).',
-  },
   encryptionKey: {
     env: 'CATCHMENT_ENCRYPTION_KEY',
     parse: base64Key,

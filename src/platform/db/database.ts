@@ -22,8 +22,6 @@ export interface Database {
 export interface DatabaseOptions {
   databaseUrl: string | undefined;
   dataDir: string;
-  pgliteHost: string;
-  pglitePort: number;
   logger: Logger;
   /** Embedded only: use the database of the process that owns the data directory (operator commands). */
   joinRunningServer: boolean;
@@ -35,6 +33,9 @@ const MIGRATION_LOCK = 0x63617463; // "catc"
 export function ormOptions(clientUrl: string, poolMax: number): Options {
   return {
     clientUrl,
+    // A Unix socket directory (`?host=/dir`, the embedded database): the pg driver reads it from the URL
+    // but MikroORM would take the URL's hostname over it, so it is passed on its own.
+    host: new URL(clientUrl).searchParams.get('host') ?? undefined,
     entities,
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
@@ -49,7 +50,7 @@ export function ormOptions(clientUrl: string, poolMax: number): Options {
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.databaseUrl
     ? null
-    : await openEmbeddedPostgres({ dataDir: options.dataDir, host: options.pgliteHost, port: options.pglitePort, logger: options.logger, join: options.joinRunningServer });
+    : await openEmbeddedPostgres({ dataDir: options.dataDir, logger: options.logger, join: options.joinRunningServer });
   const url = options.databaseUrl ?? embedded!.url;
   let orm: Orm;
   try {

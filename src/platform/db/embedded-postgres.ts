@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
@@ -8,10 +9,15 @@ import type { Logger } from '../logger.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
- * served over the Postgres wire protocol on loopback so the ORM uses the ordinary `pg` driver.
+ * served over the Postgres wire protocol so the ORM uses the ordinary `pg` driver.
  *
  * Only one process may open the files. The one that does writes `pglite.json` (its pid and address);
  * every other process (the CLI while the server runs) connects to that address instead.
+ *
+ * PGlite's wire server has no authentication, so it listens on a Unix socket, never on TCP: the
+ * socket sits in the data directory (created 0700) or, when that path is too long for a socket
+ * name, in a private 0700 directory under the system temp directory. Only the user who runs
+ * Catchment can connect.
  */
 export interface EmbeddedPostgres {
   url: string;
@@ -32,9 +38,9 @@ export class DataDirectoryInUseError extends Error {}
  * `join`: operator commands may use the database of the server that owns the directory; server
  * roles may not (their in-process queue and pub/sub would not reach the other process).
  */
-export async function openEmbeddedPostgres(options: { dataDir: string; host: string; port: number; logger: Logger; join: boolean }): Promise<EmbeddedPostgres> {
+export async function openEmbeddedPostgres(options: { dataDir: string; logger: Logger; join: boolean }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockFile = path.join(dataDir, 'pglite.json');
   const deadline = Date.now() + STARTUP_WAIT_MS;
 
@@ -58,25 +64,42 @@ export async function openEmbeddedPostgres(options: { dataDir: string; host: str
     break;
   }
 
+  const socketDirectory = privateSocketDirectory(dataDir);
   try {
     const db = await PGlite.create(path.join(dataDir, 'pglite'));
-    const server = new PGLiteSocketServer({ db, host: options.host, port: options.port, maxConnections: 32 });
+    const socket = path.join(socketDirectory.path, SOCKET_NAME);
+    rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
+    const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 32 });
     await server.start();
-    const url = `postgresql://postgres@${server.getServerConn()}/postgres`;
-    writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock));
-    logger.info({ address: server.getServerConn() }, 'embedded database ready');
+    const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
+    writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
+    logger.info({ socket }, 'embedded database ready');
     return {
       url,
       close: async () => {
         await server.stop();
         await db.close();
+        socketDirectory.remove();
         rmSync(lockFile, { force: true });
       },
     };
   } catch (error) {
+    socketDirectory.remove();
     rmSync(lockFile, { force: true });
     throw error;
   }
+}
+
+/** libpq's socket file name inside the `host` directory (the `pg` driver looks for this name). */
+const SOCKET_NAME = '.s.PGSQL.5432';
+/** Unix socket paths are limited to 107 bytes on Linux (103 on macOS). */
+const MAX_SOCKET_PATH = 100;
+
+function privateSocketDirectory(dataDir: string): { path: string; remove(): void } {
+  const inDataDir = path.resolve(dataDir);
+  if (Buffer.byteLength(path.join(inDataDir, SOCKET_NAME)) <= MAX_SOCKET_PATH) return { path: inDataDir, remove: () => {} };
+  const temporary = mkdtempSync(path.join(tmpdir(), 'catchment-pg-')); // mode 0700
+  return { path: temporary, remove: () => rmSync(temporary, { recursive: true, force: true }) };
 }
 
 function readLock(file: string): Lock | null {
@@ -89,7 +112,7 @@ function readLock(file: string): Lock | null {
 
 function tryWriteLock(file: string, lock: Lock): boolean {
   try {
-    writeFileSync(file, JSON.stringify(lock), { flag: 'wx' });
+    writeFileSync(file, JSON.stringify(lock), { flag: 'wx', mode: 0o600 });
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -107,9 +130,10 @@ function processAlive(pid: number): boolean {
 }
 
 function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
+  const socketDirectory = new URL(url).searchParams.get('host');
+  if (!socketDirectory) return Promise.resolve(false); // written by an older version, which listened on TCP
   return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) });
+    const socket = connect({ path: path.join(socketDirectory, SOCKET_NAME) });
     socket.setTimeout(1000);
     socket.once('connect', () => {
       socket.destroy();

@@ -1,0 +1,70 @@
+import { afterAll, expect, test } from '@jest/globals';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createLogger } from '../logger.js';
+import { ormOptions } from './database.js';
+import { openEmbeddedPostgres } from './embedded-postgres.js';
+
+const logger = createLogger('silent');
+const directories: string[] = [];
+const scratch = () => {
+  const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pg-test-'));
+  directories.push(directory);
+  return directory;
+};
+afterAll(() => directories.forEach((directory) => rmSync(directory, { recursive: true, force: true })));
+
+/** What answers on a URL: PGlite's version string names it, the machine's PostgreSQL's does not. */
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ version: string }>('select version()')).rows[0]!.version;
+  } finally {
+    await client.end();
+  }
+}
+
+test('the embedded database is served on a Unix socket in the data directory, never on TCP, to the pg driver and to MikroORM', async () => {
+  const dataDir = scratch();
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  try {
+    const url = new URL(embedded.url);
+    expect(url.searchParams.get('host')).toBe(dataDir);
+    expect(statSync(path.join(dataDir, '.s.PGSQL.5432')).isSocket()).toBe(true);
+    expect(statSync(path.join(dataDir, 'pglite.json')).mode & 0o777).toBe(0o600);
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+    // MikroORM takes the socket directory from the options (it would otherwise connect to the URL's hostname).
+    const orm = await MikroORM.init(ormOptions(embedded.url, 1));
+    try {
+      const [row] = await orm.em.getConnection().execute<{ version: string }[]>('select version()');
+      expect(row!.version).toMatch(/PGlite/);
+    } finally {
+      await orm.close(true);
+    }
+    // An operator command joins through the recorded socket.
+    const joined = await openEmbeddedPostgres({ dataDir, logger, join: true });
+    expect(joined.url).toBe(embedded.url);
+  } finally {
+    await embedded.close();
+  }
+  expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+});
+
+test('a data directory too deep for a socket name gets a private temporary socket directory, removed on close', async () => {
+  const dataDir = path.join(scratch(), 'a-rather-long-directory-name-'.repeat(3), 'catchment-data');
+  mkdirSync(dataDir, { recursive: true });
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  const socketDirectory = new URL(embedded.url).searchParams.get('host')!;
+  try {
+    expect(socketDirectory.startsWith(tmpdir())).toBe(true);
+    expect(statSync(socketDirectory).mode & 0o777).toBe(0o700);
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+  } finally {
+    await embedded.close();
+  }
+  expect(existsSync(socketDirectory)).toBe(false);
+});

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from '@jest/globals';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -67,4 +67,19 @@ test('a data directory too deep for a socket name gets a private temporary socke
     await embedded.close();
   }
   expect(existsSync(socketDirectory)).toBe(false);
+});
+
+test('a lock left by a dead server whose pid now belongs to another program is stale, not "in use"', async () => {
+  const dataDir = scratch();
+  // pid 1 is alive (it is init here), but it serves no database on the recorded socket.
+  writeFileSync(path.join(dataDir, 'pglite.json'), JSON.stringify({ pid: 1, url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(dataDir)}` }));
+  const started = Date.now();
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  try {
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(JSON.parse(readFileSync(path.join(dataDir, 'pglite.json'), 'utf8')).pid).toBe(process.pid);
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+  } finally {
+    await embedded.close();
+  }
 });

@@ -46,20 +46,16 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   for (;;) {
     const lock = readLock(lockFile);
-    if (lock && processAlive(lock.pid) && lock.pid !== process.pid) {
+    const owner = lock && lock.pid !== process.pid ? await lockOwner(lockFile, lock, deadline) : 'gone';
+    if (owner === 'changed') continue;
+    if (lock && owner === 'serving') {
       if (!options.join) {
         throw new DataDirectoryInUseError(`Process ${lock.pid} is running Catchment on ${dataDir}: stop it first, or set another CATCHMENT_DATA_DIR`);
       }
-      if (lock.url && (await reachable(lock.url))) {
-        logger.debug({ pid: lock.pid }, 'joining the embedded database of a running process');
-        return { url: lock.url, close: async () => {} };
-      }
-      // The owner is still starting PGlite (it takes seconds): wait for its address.
-      if (Date.now() > deadline) throw new Error(`Process ${lock.pid} holds ${lockFile} but its database does not answer`);
-      await sleep(200);
-      continue;
+      logger.debug({ pid: lock.pid }, 'joining the embedded database of a running process');
+      return { url: lock.url!, close: async () => {} };
     }
-    if (lock) rmSync(lockFile, { force: true }); // stale: its process is gone
+    if (lock) rmSync(lockFile, { force: true }); // stale
     if (!tryWriteLock(lockFile, { pid: process.pid, url: null })) continue; // lost a race: look again
     break;
   }
@@ -118,6 +114,26 @@ function tryWriteLock(file: string, lock: Lock): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/**
+ * What became of the lock's owner. One that recorded its socket is `serving` if the socket answers;
+ * one that has not yet is still starting PGlite (seconds), so we wait for it until `deadline`. A
+ * lock whose socket does not answer, or whose pid never records one, is `gone`: its process died
+ * and the pid may since belong to another program. `changed`: the lock went away or changed hands
+ * while we waited.
+ */
+async function lockOwner(lockFile: string, lock: Lock, deadline: number): Promise<'serving' | 'gone' | 'changed'> {
+  for (let current: Lock | null = lock; current?.pid === lock.pid; current = readLock(lockFile)) {
+    if (!processAlive(current.pid)) return 'gone';
+    if (current.url) {
+      lock.url = current.url;
+      return (await reachable(current.url)) ? 'serving' : 'gone';
+    }
+    if (Date.now() > deadline) return 'gone';
+    await sleep(200);
+  }
+  return 'changed';
 }
 
 function processAlive(pid: number): boolean {

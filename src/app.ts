@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
-import { isFederated } from './connectors/connector.js';
+import { runRefusal } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
@@ -13,6 +13,7 @@ import { SourceService } from './modules/sources/source.service.js';
 import { EntityStore } from './modules/sync/entity-store.js';
 import { SyncPipeline } from './modules/sync/pipeline.js';
 import { SyncWorker } from './modules/sync/sync-worker.js';
+import { PushBatchService } from './modules/sync/push-batch.service.js';
 import { SyncService } from './modules/sync/sync.service.js';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { deliverySchedule } from './modules/webhooks/retry-schedule.js';
@@ -99,7 +100,9 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub, new WebhookOutbox());
     const sources = new SourceService(await loadConnectors());
-    const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => isFederated(sources.connector(connection.shortName), connection.config));
+    const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => runRefusal(sources.connector(connection.shortName), connection.config));
+    const push = new PushBatchService(database.orm, sources, sync, logger);
+    sync.onJobFinished((job) => push.jobFinished(job));
     const entityStore = new EntityStore(database.orm);
     const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, { localFolderRoots: config.localFolderRoots }, logger);
     const services: Services = {
@@ -109,6 +112,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       sources,
       connections,
       sync,
+      push,
       search: new SearchService({
         orm: database.orm,
         vectors: openVectors,
@@ -187,8 +191,9 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
       blobs: core.blobs,
       vectors,
       secretBox: core.secretBox,
-      environment: { localFolderRoots: config.localFolderRoots },
+      environment: { localFolderRoots: config.localFolderRoots, pushedBatches: core.services.push },
       logger,
+      starters: [core.services.push],
     },
     {
       concurrency: config.syncConcurrency,

@@ -4,6 +4,7 @@ import type { CollectionService } from './modules/collections/collection.service
 import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import type { SearchService } from './modules/search/search.service.js';
 import type { SourceService } from './modules/sources/source.service.js';
+import type { PushBatchService } from './modules/sync/push-batch.service.js';
 import type { SyncService } from './modules/sync/sync.service.js';
 import type { WebhookService } from './modules/webhooks/webhook.service.js';
 import type { EventBus } from './platform/events/event-bus.js';
@@ -18,6 +19,8 @@ export interface Services {
   sources: SourceService;
   connections: SourceConnectionService;
   sync: SyncService;
+  /** Batches of entities sent to push connections. */
+  push: PushBatchService;
   search: SearchService;
   webhooks: WebhookService;
   pubsub: PubSub;

@@ -69,6 +69,8 @@ export interface SyncContext {
   /** Aborted when the job is cancelled: every await should honour it. */
   signal: AbortSignal;
   logger: Logger;
+  /** The sync job this run is for (the `push` source reads the batch the job was created for). */
+  jobId?: string;
 }
 
 export interface SourceRun {
@@ -98,6 +100,14 @@ export class SourceConfigError extends Error {
 export interface ConnectorEnvironment {
   /** Roots under which `local_folder` may read (CATCHMENT_LOCAL_FOLDER_ROOTS). */
   localFolderRoots: string[];
+  /** The batches users push to their connections, for the runs of sources that receive pushes (worker role). */
+  pushedBatches?: PushedBatches;
+}
+
+/** Where the stored batches of pushed entities are read (see `Connector.receivesPushes`). */
+export interface PushedBatches {
+  /** The entities and deletions of the batch the job was created for, in the order they were sent. */
+  itemsOf(jobId: string): Promise<SourceItem[]>;
 }
 
 export interface Connector {
@@ -113,6 +123,11 @@ export interface Connector {
   supportsContinuous: boolean;
   /** Searched in real time instead of synced. */
   federatedSearch: boolean;
+  /**
+   * Entities are sent by users (`POST /source-connections/{id}/entities`) instead of pulled: each accepted
+   * batch runs as a sync job of its own, and the connection is never run on demand or on a schedule.
+   */
+  receivesPushes?: boolean;
   labels: string[];
   outputEntityDefinitions: string[];
   /**
@@ -147,4 +162,16 @@ export interface FederatedHit {
  */
 export function isFederated(connector: Connector, config: Record<string, unknown>): boolean {
   return connector.federatedSearch || (connector.search !== undefined && config.federated_search === true);
+}
+
+/**
+ * Why a connection cannot be run (on demand, on a schedule or when created), or null when it can: a
+ * federated connection is searched in its source, and a push connection only syncs the batches it is sent.
+ */
+export function runRefusal(connector: Connector, config: Record<string, unknown>): string | null {
+  if (isFederated(connector, config)) return 'This source connection is federated: it is searched in its source at query time and does not sync';
+  if (connector.receivesPushes) {
+    return 'This source connection receives its entities by push (POST /source-connections/{id}/entities): each pushed batch runs as a sync job of its own, and there is nothing to pull';
+  }
+  return null;
 }

@@ -2,6 +2,7 @@ import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122184816_initial } from './Migration20261122184816_initial.js';
 import { Migration20261122192523_sync } from './Migration20261122192523_sync.js';
 import { Migration20261122221157_webhooks } from './Migration20261122221157_webhooks.js';
+import { Migration20261123105925_push } from './Migration20261123105925_push.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -10,4 +11,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122184816_initial', class: Migration20261122184816_initial },
   { name: 'Migration20261122192523_sync', class: Migration20261122192523_sync },
   { name: 'Migration20261122221157_webhooks', class: Migration20261122221157_webhooks },
+  { name: 'Migration20261123105925_push', class: Migration20261123105925_push },
 ];

@@ -59,6 +59,27 @@ function listItem(connection: unknown) {
   };
 }
 
+const PUSH_BATCH_FIELDS = `
+  fragment PushBatchFields on PushBatch {
+    id sourceConnectionId entityCount deletionCount createdAt job { ...JobFields }
+  }
+  ${JOB_FIELDS}`;
+
+/** A pushed entity of the REST body (snake_case; `fields` kept as sent) as GraphQL's PushEntityInput. */
+function pushEntityInput(entity: Record<string, any>) {
+  return {
+    id: entity.id,
+    name: entity.name,
+    text: entity.text,
+    entityType: entity.entity_type,
+    breadcrumbs: entity.breadcrumbs?.map((crumb: Record<string, unknown>) => ({ entityId: crumb.entity_id, name: crumb.name, entityType: crumb.entity_type })),
+    fields: entity.fields,
+    webUrl: entity.web_url,
+    createdAt: entity.created_at,
+    updatedAt: entity.updated_at,
+  };
+}
+
 const connectionId = (request: Request) => String((request.params as Record<string, string>).source_connection_id);
 const query = (request: Request) => request.query as Record<string, string | undefined>;
 const body = (request: Request) => renameKeys(request.requestBody ?? {}, camelCase, OPAQUE);
@@ -114,6 +135,23 @@ export const connectionOperations: Record<string, RestOperation> = {
       syncConfig: (body(request) as { syncConfig?: unknown }).syncConfig ?? null,
     }),
     respond: (data) => toRest(data.runSync),
+  },
+  pushSourceConnectionEntities: {
+    document: `mutation ($id: ID!, $entities: [PushEntityInput!], $deletions: [String!]) {
+      pushEntities(sourceConnectionId: $id, entities: $entities, deletions: $deletions) { ...PushBatchFields } } ${PUSH_BATCH_FIELDS}`,
+    inputLocation: 'body',
+    variables: (request) => {
+      const sent = (request.requestBody ?? {}) as { entities?: Record<string, any>[] | null; deletions?: string[] | null };
+      return { id: connectionId(request), entities: sent.entities?.map(pushEntityInput) ?? null, deletions: sent.deletions ?? null };
+    },
+    respond: (data) => toRest(data.pushEntities),
+  },
+  getPushBatch: {
+    document: `query ($id: ID!, $batchId: ID!) { pushBatch(sourceConnectionId: $id, id: $batchId) { ...PushBatchFields } } ${PUSH_BATCH_FIELDS}`,
+    inputLocation: 'path',
+    variables: (request) => ({ id: connectionId(request), batchId: String((request.params as Record<string, string>).batch_id) }),
+    respond: (data) => (data.pushBatch === null ? undefined : toRest(data.pushBatch)),
+    notFound: (request) => `Push batch "${String((request.params as Record<string, string>).batch_id)}" not found`,
   },
   cancelSourceConnectionJob: {
     document: `mutation ($id: ID!, $jobId: ID!) { cancelSync(sourceConnectionId: $id, jobId: $jobId) { ...JobFields } } ${JOB_FIELDS}`,

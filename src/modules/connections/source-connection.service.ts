@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CredentialsRejectedError, isFederated, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
+import { CredentialsRejectedError, isFederated, runRefusal, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
 import { validateFields } from '../../connectors/fields.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { EventBus, EventType, RecordedEvent } from '../../platform/events/event-bus.js';
@@ -134,7 +134,7 @@ export class SourceConnectionService {
     const cron = this.checkCron(input.schedule?.cron, issues);
     const syncConfig = input.syncConfig == null ? null : normalizeSyncConfig(input.syncConfig, ['sync_config']);
     issues.push(...(syncConfig?.issues ?? []));
-    if (connector && cron && isFederated(connector, input.config ?? {})) issues.push({ loc: ['schedule', 'cron'], msg: 'A federated connection is searched in its source and does not sync on a schedule', type: 'value_error' });
+    if (connector && cron) this.checkRunnable(connector, input.config ?? {}, issues);
     if (!connector || issues.length) throw new ValidationError(issues);
 
     const { method, credentials } = this.authentication(connector, input.authentication ?? null);
@@ -167,7 +167,7 @@ export class SourceConnectionService {
     await em.flush();
     await em.populate(row, ['collection']);
     for (const event of events) await this.events.publish({ ...event, subject: { id: row.id } });
-    if ((input.syncImmediately ?? true) && !isFederated(connector, row.config)) await this.sync.start(row, { trigger: 'create', forceFullSync: false });
+    if ((input.syncImmediately ?? true) && !runRefusal(connector, row.config)) await this.sync.start(row, { trigger: 'create', forceFullSync: false });
     return (await this.views([row]))[0]!;
   }
 
@@ -180,6 +180,7 @@ export class SourceConnectionService {
     const issues: ValidationIssue[] = [];
     if (input.name != null && (input.name.trim().length < 1 || input.name.length > 256)) issues.push({ loc: ['name'], msg: 'String should have between 1 and 256 characters', type: 'string_length' });
     const cron = input.schedule && 'cron' in input.schedule ? this.checkCron(input.schedule.cron, issues) : undefined;
+    if (cron) this.checkRunnable(connector, input.config ?? row.config, issues);
     const syncConfig = input.syncConfig == null ? null : normalizeSyncConfig(input.syncConfig, ['sync_config']);
     issues.push(...(syncConfig?.issues ?? []));
     if (input.authentication?.credentials != null && row.authMethod !== 'direct') {
@@ -273,6 +274,12 @@ export class SourceConnectionService {
       issues.push({ loc: ['schedule', 'cron'], msg: `Invalid cron expression: ${(error as Error).message}`, type: 'value_error' });
       return null;
     }
+  }
+
+  /** A schedule runs the connection: refused for connections that cannot be run (federated, push). */
+  private checkRunnable(connector: Connector, config: Record<string, unknown>, issues: ValidationIssue[]): void {
+    const refusal = runRefusal(connector, config);
+    if (refusal) issues.push({ loc: ['schedule', 'cron'], msg: `${refusal}, so it cannot have a schedule`, type: 'value_error' });
   }
 
   /** Infers the auth method from the fields present and validates the credentials it carries. */

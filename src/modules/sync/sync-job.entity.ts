@@ -8,6 +8,8 @@ export const JOB_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCE
 export type JobStatus = (typeof JOB_STATUSES)[number];
 /** Statuses during which a connection counts as syncing: a second run is refused (409). */
 export const ACTIVE_JOB_STATUSES: readonly JobStatus[] = ['PENDING', 'RUNNING', 'CANCELLING'];
+/** Statuses a job ends in. */
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED'];
 
 /** One run of a connection's sync. The partial unique index allows one active run per connection. */
 @Entity({ tableName: 'sync_jobs' })
@@ -47,7 +49,7 @@ export class SyncJob {
   @Property({ type: 'string', length: 16 })
   status!: JobStatus;
 
-  /** manual, schedule or create. */
+  /** manual, schedule, create or push (a batch sent to a push connection). */
   @Property({ type: 'string', length: 16 })
   trigger!: string;
 

@@ -55,6 +55,8 @@ export class SyncWorker {
       secretBox: SecretBox;
       environment: ConnectorEnvironment;
       logger: Logger;
+      /** Other sources of due runs, looked at on each tick after the cron schedules (e.g. pushed batches waiting for their connection). */
+      starters?: { startDue(now: Date): Promise<void> }[];
     },
     private readonly options: SyncWorkerOptions,
   ) {}
@@ -179,7 +181,7 @@ export class SyncWorker {
     }
     const source = config.behavior.replayFromArf
       ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
-      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger }, this.deps.environment);
+      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id }, this.deps.environment);
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
@@ -261,6 +263,7 @@ export class SyncWorker {
         if (!(error instanceof ConflictError)) throw error;
       }
     }
+    for (const starter of this.deps.starters ?? []) await starter.startDue(now);
   }
 }
 

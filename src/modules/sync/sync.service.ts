@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/core';
 import type { Orm } from '../../platform/db/database.js';
 import type { EventBus, EventType, RecordedEvent } from '../../platform/events/event-bus.js';
 import type { PubSub } from '../../platform/pubsub/pubsub.js';
@@ -8,7 +8,7 @@ import { UUID_PATTERN, uuidv7 } from '../../shared/ids.js';
 import { normalizeSyncConfig, type SyncConfig, type SyncConfigPatch } from '../collections/sync-config.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { Principal } from '../organizations/principal.js';
-import { SyncJob, type JobStatus } from './sync-job.entity.js';
+import { FINISHED_JOB_STATUSES, SyncJob, type JobStatus } from './sync-job.entity.js';
 import { jobView, type SyncJobView } from './sync-job.view.js';
 
 export const SYNC_QUEUE = 'sync';
@@ -29,30 +29,54 @@ export class SyncService {
     private readonly queue: JobQueue,
     private readonly events: EventBus,
     private readonly pubsub: PubSub,
-    /** Federated connections are searched in their source and never sync. */
-    private readonly isFederated: (connection: SourceConnection) => boolean = () => false,
+    /**
+     * Why a connection cannot be run (see `runRefusal` in connectors/connector.ts), or null: federated
+     * connections are searched in their source, push connections sync only the batches they are sent.
+     */
+    private readonly runRefusal: (connection: SourceConnection) => string | null = () => null,
   ) {}
 
-  /** Creates a PENDING job and queues it; 409 while another job of the connection is active, or for a federated connection. */
-  async start(connection: SourceConnection, options: { trigger: 'manual' | 'schedule' | 'create'; forceFullSync: boolean; syncConfig?: SyncConfig | null }): Promise<SyncJobView> {
-    if (this.isFederated(connection)) throw new ConflictError('This source connection is federated: it is searched in its source at query time and does not sync');
-    const em = this.orm.em.fork();
-    const withCollection = await em.findOneOrFail(SourceConnection, { id: connection.id }, { populate: ['collection'] });
-    const job = em.create(SyncJob, {
-      sourceConnection: withCollection,
-      organizationId: connection.organization.id,
-      status: 'PENDING',
-      trigger: options.trigger,
-      forceFullSync: options.forceFullSync,
-      syncConfig: options.syncConfig ?? null,
-    });
-    const event = this.record(em, { type: 'sync.pending' }, job);
+  private readonly finishedListeners: ((job: SyncJob) => Promise<void>)[] = [];
+
+  /**
+   * Creates a PENDING job and queues it; 409 while another job of the connection is active, or for a
+   * connection that cannot be run. A `push` job (a batch sent to a push connection) is not a run of
+   * the source, so only the first rule applies to it. `attach` stages more changes in the job's
+   * transaction (it may throw to roll the job back).
+   */
+  async start(
+    connection: SourceConnection,
+    options: {
+      trigger: 'manual' | 'schedule' | 'create' | 'push';
+      forceFullSync: boolean;
+      syncConfig?: SyncConfig | null;
+      attach?: (tx: EntityManager, job: SyncJob) => Promise<void>;
+    },
+  ): Promise<SyncJobView> {
+    const refusal = options.trigger === 'push' ? null : this.runRefusal(connection);
+    if (refusal) throw new ConflictError(refusal);
+    let created: { job: SyncJob; event: RecordedEvent };
     try {
-      await em.flush();
+      created = await this.orm.em.fork().transactional(async (tx) => {
+        const withCollection = await tx.findOneOrFail(SourceConnection, { id: connection.id }, { populate: ['collection'] });
+        const job = tx.create(SyncJob, {
+          sourceConnection: withCollection,
+          organizationId: connection.organization.id,
+          status: 'PENDING',
+          trigger: options.trigger,
+          forceFullSync: options.forceFullSync,
+          syncConfig: options.syncConfig ?? null,
+        });
+        const event = this.record(tx, { type: 'sync.pending' }, job);
+        await tx.flush();
+        await options.attach?.(tx, job);
+        return { job, event };
+      });
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException) throw new ConflictError('A sync of this source connection is already running');
       throw error;
     }
+    const { job, event } = created;
     await this.publish(event, job);
     await this.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
     return jobView(job);
@@ -109,7 +133,19 @@ export class SyncService {
       return { job, recorded: event ? this.record(tx, event, job) : null };
     });
     if (moved?.recorded) await this.publish(moved.recorded, moved.job);
+    if (moved && FINISHED_JOB_STATUSES.includes(to)) {
+      for (const listener of this.finishedListeners) await listener(moved.job);
+    }
     return moved?.job ?? null;
+  }
+
+  /**
+   * Calls `listener` after each job this process moves to COMPLETED, FAILED or CANCELLED (its
+   * connection loaded), e.g. to start the next pushed batch of the connection. Listeners handle
+   * their own errors.
+   */
+  onJobFinished(listener: (job: SyncJob) => Promise<void>): void {
+    this.finishedListeners.push(listener);
   }
 
   /** Stages a sync event of `job` (its connection and collection loaded) in `em`, to commit with the change. */

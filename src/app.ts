@@ -171,7 +171,12 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
     { ...DEFAULT_DELIVERY_OPTIONS, schedule: deliverySchedule() },
   );
   deliveries.start();
-  const [vectors, embedder] = await Promise.all([core.vectors(), core.embedder()]);
+  // A start that fails past this point must not leave the delivery worker polling a closed database.
+  const stopDeliveries = async (error: unknown): Promise<never> => {
+    await deliveries.stop();
+    throw error;
+  };
+  const [vectors, embedder] = await Promise.all([core.vectors(), core.embedder()]).catch(stopDeliveries);
   const pipeline = new SyncPipeline({
     entities: core.entityStore,
     vectors,
@@ -203,7 +208,7 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
       tickSeconds: config.workerTickSeconds,
     },
   );
-  await worker.start();
+  await worker.start().catch(stopDeliveries);
   logger.info('worker ready');
   return {
     stop: async () => {
@@ -237,9 +242,12 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, logger: Logger, roles: Roles = { api: true, worker: true }): Promise<RunningServer> {
   const core = await openCore(config, logger, { migrate: true, joinRunningServer: false });
+  // Whatever started is stopped if a later step fails, so a failed start leaves no timer behind.
+  let worker: { stop(): Promise<void> } | null = null;
+  let httpStop: (() => Promise<void>) | null = null;
   try {
     const bootstrap = await core.services.organizations.bootstrap(config.bootstrapApiKey);
-    const worker = roles.worker ? await startWorker(core) : null;
+    worker = roles.worker ? await startWorker(core) : null;
     if (!roles.api) {
       return {
         core,
@@ -247,8 +255,11 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
         url: '',
         bootstrapApiKey: bootstrap?.api_key ?? null,
         stop: async () => {
-          await worker?.stop();
-          await core.close();
+          try {
+            await worker?.stop();
+          } finally {
+            await core.close();
+          }
         },
       };
     }
@@ -262,8 +273,10 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
         await Promise.all([core.database.ping(), core.services.pubsub.ping()]);
       },
     });
+    httpStop = () => http.stop();
     const server = await new Promise<Server>((resolve, reject) => {
-      const listening = http.app.listen(config.port, config.host, () => resolve(listening));
+      // Express 5 hands a listen error (EADDRINUSE…) to this callback instead of throwing it.
+      const listening = http.app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
       listening.once('error', reject);
     });
     const address = server.address();
@@ -276,18 +289,28 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       url,
       bootstrapApiKey: bootstrap?.api_key ?? null,
       stop: async () => {
-        http.drain(); // readiness fails and keep-alive connections close: balancers stop sending work
-        core.services.pubsub.endSubscriptions(); // open streams complete, so close() is not held up by them
-        await closeServer(server, config.shutdownTimeoutSeconds * 1000);
-        logger.debug('shutdown: HTTP server closed');
-        await http.stop();
-        await worker?.stop();
-        logger.debug('shutdown: worker stopped');
-        await core.close();
-        logger.debug('shutdown: connections closed');
+        // Each step runs even if the one before failed: the worker's timers and the connections
+        // must not outlive stop(), or the process never exits.
+        try {
+          http.drain(); // readiness fails and keep-alive connections close: balancers stop sending work
+          core.services.pubsub.endSubscriptions(); // open streams complete, so close() is not held up by them
+          await closeServer(server, config.shutdownTimeoutSeconds * 1000);
+          logger.debug('shutdown: HTTP server closed');
+          await http.stop();
+        } finally {
+          try {
+            await worker?.stop();
+            logger.debug('shutdown: worker stopped');
+          } finally {
+            await core.close();
+            logger.debug('shutdown: connections closed');
+          }
+        }
       },
     };
   } catch (error) {
+    await httpStop?.().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping the HTTP app after a failed start failed'));
+    await worker?.stop().catch((stopError: unknown) => logger.warn({ err: stopError }, 'stopping the worker after a failed start failed'));
     await core.close();
     throw error;
   }

@@ -27,7 +27,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-function worker(allowPrivateTargets: boolean): Promise<ServerProcess> {
+function worker(allowPrivateTargets: boolean, extra: Record<string, string> = {}): Promise<ServerProcess> {
   return startServerProcess(
     {
       DATABASE_URL: server.databaseUrl!,
@@ -39,6 +39,7 @@ function worker(allowPrivateTargets: boolean): Promise<ServerProcess> {
       CATCHMENT_WEBHOOKS_ALLOW_PRIVATE_TARGETS: String(allowPrivateTargets),
       // 2 s timeout (so a claim lapses 7 s after a crash), quick retries.
       CATCHMENT_INTERNAL_WEBHOOK_SCHEDULE: '2000:300,300,300,300,300',
+      ...extra,
     },
     60_000,
     'worker',
@@ -55,7 +56,8 @@ test('a worker SIGKILLed with deliveries in flight and pending, then restarted: 
   receiver.behaviour = () => ({ status: 200, delayMs: 400 });
   const call = api(server.url, server.apiKey);
 
-  const first = await worker(true);
+  // Debug logging: what the workers print must never hold the secret.
+  const first = await worker(true, { CATCHMENT_LOG_LEVEL: 'debug' });
   for (let i = 0; i < 40; i++) await call('POST', '/collections', { name: `Crash webhook ${i}` });
   await eventually(async () => receiver.received.length, (count) => count >= 3);
   expect(await first.stop('SIGKILL')).toBe(null);
@@ -67,27 +69,40 @@ test('a worker SIGKILLed with deliveries in flight and pending, then restarted: 
   expect(messages).toHaveLength(50);
   expect(receivedAtCrash).toBeLessThan(50);
 
+  // A subscription made now gets the events from now on, not the backlog the restarted worker finds.
+  const late = await WebhookReceiver.start('/late');
+  const lateSubscription = await http(server.url, 'POST', '/webhooks/subscriptions', { token: admin, body: { url: late.url, event_types: ['collection.created'] } });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const after = (await call('POST', '/collections', { name: 'After the late subscription' })).body;
+
   receiver.behaviour = () => ({ status: 200 });
-  const second = await worker(true);
+  const second = await worker(true, { CATCHMENT_LOG_LEVEL: 'debug' });
   const expected = new Set<string>(messages.map((m: any) => m.id));
   await eventually(async () => receiver.ids(), (ids) => [...expected].every((id) => ids.has(id)), 40_000);
   for (const delivery of receiver.received) new StandardWebhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
+  await eventually(async () => late.received.length, (count) => count >= 1);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(late.received.map((delivery) => JSON.parse(delivery.body).collection_id)).toEqual([after.id]);
+  await late.close();
+  await http(server.url, 'DELETE', `/webhooks/subscriptions/${lateSubscription.body.id}`, { token: admin });
   // Each message has a successful attempt on record.
   for (const message of messages.slice(0, 5)) {
     const attempts = (await call('GET', `/webhooks/messages/${message.id}?include_attempts=true`)).body.delivery_attempts;
     expect(attempts.some((a: any) => a.status === 'success')).toBe(true);
   }
   expect(await second.stop('SIGTERM')).toBe(0);
+  expect(second.output()).toMatch(/"level":20,.*"msg":"webhook attempt"/); // attempts were logged at debug level
+  for (const process of [first, second]) expect(process.output()).not.toContain(secret.slice('whsec_'.length));
   await http(server.url, 'DELETE', `/webhooks/subscriptions/${created.body.id}`, { token: admin });
 });
 
 test('delivery-time SSRF: a worker that does not allow private targets refuses a loopback URL and records why', async () => {
   const created = await http(server.url, 'POST', '/webhooks/subscriptions', {
     token: admin,
-    body: { url: receiver.url.replace('127.0.0.1', 'localhost'), event_types: ['collection.updated'] },
+    body: { url: receiver.url.replace('http://127.0.0.1', 'https://localhost'), event_types: ['collection.updated'] },
   });
-  expect(created.status).toBe(200); // this API process allows private targets; the worker does not
-  await worker(false);
+  expect(created.status).toBe(200); // this API process allows private targets; the worker does not (nor development mode)
+  await worker(false, { CATCHMENT_WEBHOOKS_ALLOW_HTTP: 'false' });
   const call = api(server.url, server.apiKey);
   const made = (await call('POST', '/collections', { name: 'SSRF at delivery' })).body;
   await call('PATCH', `/collections/${made.readable_id}`, { name: 'SSRF at delivery 2' });

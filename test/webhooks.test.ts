@@ -1,12 +1,28 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { WebhookReceiver, type ReceivedDelivery } from '../src/modules/webhooks/webhook-receiver.js';
+import { EVENT_TYPES } from '../src/platform/events/event-bus.js';
+import { loadOpenApiDocument } from '../src/rest/facade.js';
 import { graphql, http, startTestServer, type TestServer } from './support/harness.js';
 import { api, eventually, FAST_WORKER, waitForJob } from './support/sync-helpers.js';
 
 // Compressed schedule for the suite: 1 s timeout, retries after 200 ms, 200 ms and 200 ms (4 attempts).
 process.env.CATCHMENT_INTERNAL_WEBHOOK_SCHEDULE = '1000:200,200,200';
+
+/** Checks a value against a schema of the published OpenAPI document (the shapes clients rely on). */
+const openapi = (() => {
+  const document = loadOpenApiDocument() as any;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: 'openapi.json', components: document.components });
+  return (schema: string, value: unknown) => {
+    const validate = ajv.getSchema(`openapi.json#/components/schemas/${schema}`)!;
+    return validate(value) ? [] : validate.errors!.map((error) => `${error.instancePath} ${error.message}`);
+  };
+})();
 
 /** Webhooks on the servers deployment (PostgreSQL + Redis), receivers on loopback. */
 describe('webhooks', () => {
@@ -133,6 +149,117 @@ describe('webhooks', () => {
     expect((await call('GET', '/webhooks/messages/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   });
 
+  test('all eleven event types fire from the real state changes, each payload exactly as documented, committed with its change', async () => {
+    const target = await receiver();
+    // A secret of the user's own that is not base64: its UTF-8 bytes are the key.
+    const own = 'all eleven events: my own secret';
+    const { id, secret } = await subscribe(target.url, [...EVENT_TYPES], own);
+    const call = withKey();
+    const made = await collection('Every event');
+    await call('PATCH', `/collections/${made.readable_id}`, { name: 'Every event renamed' });
+    const stub = async (config: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: made.readable_id, authentication: { credentials: { token: 't' } }, config, ...extra })).body;
+    const lastJob = async (connectionId: string) => (await call('GET', `/source-connections/${connectionId}/jobs`)).body[0];
+
+    const good = await stub({ entity_count: 12, hierarchy_depth: 0 });
+    const completed = await waitForJob(call, good.id, (await lastJob(good.id)).id, ['COMPLETED', 'FAILED']);
+    expect(completed.status).toBe('COMPLETED');
+    const bad = await stub({ entity_count: 30, fail_after: 5, hierarchy_depth: 0 });
+    const failed = await waitForJob(call, bad.id, (await lastJob(bad.id)).id, ['COMPLETED', 'FAILED']);
+    expect(failed.status).toBe('FAILED');
+    const slow = await stub({ entity_count: 400, delay_ms: 10, hierarchy_depth: 0 }, { sync_immediately: false });
+    const run = (await call('POST', `/source-connections/${slow.id}/run`)).body;
+    expect((await call('POST', `/source-connections/${slow.id}/jobs/${run.id}/cancel`)).status).toBe(200);
+    const cancelled = await waitForJob(call, slow.id, run.id, ['CANCELLED']);
+    expect((await call('DELETE', `/source-connections/${bad.id}`)).status).toBe(200);
+    const doomed = await collection('Deleted with its events');
+    expect((await call('DELETE', `/collections/${doomed.readable_id}`)).status).toBe(200);
+
+    const payloads = await eventually(
+      async () => target.received.map((delivery) => verified(secret, delivery)),
+      (list) => EVENT_TYPES.every((type) => list.some((payload) => payload.event_type === type)) && list.some((p) => p.event_type === 'collection.deleted'),
+    );
+    // standardwebhooks also verifies with the raw text the user chose.
+    for (const delivery of target.received) new StandardWebhook(own, { format: 'raw' }).verify(delivery.body, delivery.headers as Record<string, string>);
+    for (const payload of payloads) expect([payload.event_type, openapi('WebhookEvent', payload)]).toEqual([payload.event_type, []]);
+    const ofType = (type: string, match: (payload: Record<string, unknown>) => boolean = () => true) => payloads.filter((p) => p.event_type === type && match(p));
+    const common = { event_id: expect.any(String), organization_id: orgId, timestamp: expect.any(String) };
+
+    const syncFields = (connection: any, job: any, type: string) => ({
+      ...common,
+      event_type: type,
+      sync_id: connection.id,
+      sync_job_id: job.id,
+      collection_id: made.id,
+      collection_readable_id: made.readable_id,
+      collection_name: 'Every event renamed',
+      source_connection_id: connection.id,
+      source_type: 'stub',
+      entities_inserted: expect.any(Number),
+      entities_updated: expect.any(Number),
+      entities_deleted: expect.any(Number),
+      entities_skipped: expect.any(Number),
+      chunks_written: expect.any(Number),
+    });
+    expect(ofType('sync.completed', (p) => p.sync_job_id === completed.id)).toEqual([
+      { ...syncFields(good, completed, 'sync.completed'), entities_inserted: completed.entities_inserted, entities_updated: 0, entities_deleted: 0, entities_skipped: 0, chunks_written: completed.chunks_written },
+    ]);
+    const [failure] = ofType('sync.failed', (p) => p.sync_job_id === failed.id);
+    expect(failure).toEqual({ ...syncFields(bad, failed, 'sync.failed'), error: failed.error });
+    expect(failure!.error).toMatch(/Stub source failed after 5 entities/);
+    expect(failure!.entities_inserted).toBe(failed.entities_inserted);
+    expect(ofType('sync.cancelled', (p) => p.sync_job_id === cancelled.id)).toEqual([syncFields(slow, cancelled, 'sync.cancelled')]);
+    for (const [connection, job] of [[good, completed], [bad, failed], [slow, run]] as const) {
+      expect(ofType('sync.pending', (p) => p.sync_job_id === job.id)).toEqual([syncFields(connection, job, 'sync.pending')]);
+    }
+    expect(ofType('sync.running', (p) => p.sync_job_id === completed.id)).toEqual([syncFields(good, completed, 'sync.running')]);
+
+    const connectionEvent = (connection: any, type: string) => ({
+      ...common,
+      event_type: type,
+      source_connection_id: connection.id,
+      collection_readable_id: made.readable_id,
+      source_type: 'stub',
+      is_authenticated: true,
+    });
+    for (const connection of [good, bad, slow]) {
+      expect(ofType('source_connection.created', (p) => p.source_connection_id === connection.id)).toEqual([connectionEvent(connection, 'source_connection.created')]);
+      expect(ofType('source_connection.auth_completed', (p) => p.source_connection_id === connection.id)).toEqual([connectionEvent(connection, 'source_connection.auth_completed')]);
+    }
+    expect(ofType('source_connection.deleted')).toEqual([connectionEvent(bad, 'source_connection.deleted')]);
+
+    const collectionEvent = (target: any, type: string, name: string) => ({ ...common, event_type: type, collection_id: target.id, collection_name: name, collection_readable_id: target.readable_id });
+    expect(ofType('collection.created', (p) => p.collection_id === made.id)).toEqual([collectionEvent(made, 'collection.created', 'Every event')]);
+    expect(ofType('collection.updated', (p) => p.collection_id === made.id)).toEqual([collectionEvent(made, 'collection.updated', 'Every event renamed')]);
+    expect(ofType('collection.deleted')).toEqual([collectionEvent(doomed, 'collection.deleted', 'Deleted with its events')]);
+
+    // Each event once per message id; the message history holds the same payloads, in the documented shapes.
+    expect(new Set(payloads.map((p) => p.event_id)).size).toBe(payloads.length);
+    for (const delivery of target.received) expect(delivery.headers['webhook-id']).toBe(JSON.parse(delivery.body).event_id);
+    const messages = (await call('GET', `/webhooks/messages?limit=1000`)).body as any[];
+    for (const payload of payloads) {
+      const message = messages.find((m) => m.id === payload.event_id);
+      expect(message).toEqual({ id: payload.event_id, event_type: payload.event_type, payload, timestamp: expect.any(String), channels: [payload.event_type] });
+      expect(openapi('WebhookMessage', message)).toEqual([]);
+      expect(Date.parse(message.timestamp)).toBe(Date.parse(payload.timestamp as string));
+    }
+    const detail = (await call('GET', `/webhooks/subscriptions/${id}`)).body;
+    expect(openapi('WebhookSubscriptionDetail', detail)).toEqual([]);
+    const withAttempts = (await call('GET', `/webhooks/messages/${payloads[0]!.event_id}?include_attempts=true`)).body;
+    expect(openapi('WebhookMessage', withAttempts)).toEqual([]);
+    expect(withAttempts.delivery_attempts.length).toBeGreaterThan(0);
+  });
+
+  test('a long response is kept as its first 2,048 characters, without waiting for the rest', async () => {
+    const target = await receiver();
+    target.behaviour = () => ({ status: 200, body: 'x'.repeat(100_000) });
+    const { id } = await subscribe(target.url, ['collection.created']);
+    await collection('Long answer');
+    const attempts = await eventually(async () => (await withKey()('GET', `/webhooks/subscriptions/${id}`)).body.delivery_attempts, (list: any[]) => list.length >= 1);
+    expect(attempts[0]).toMatchObject({ status: 'success', response_status_code: 200 });
+    expect(attempts[0].response).toBe('x'.repeat(2048));
+  });
+
   test('a failing, timing-out, then recovering receiver: retried on the schedule, every attempt stored, health follows', async () => {
     const target = await receiver();
     target.behaviour = (_delivery, index) => (index === 0 ? { status: 500 } : index === 1 ? { status: 200, delayMs: 2500 } : { status: 204 });
@@ -226,6 +353,43 @@ describe('webhooks', () => {
     expect((await asAdmin('PATCH', `/webhooks/subscriptions/${id}`, { disabled: true, recover_since: between })).status).toBe(422);
   });
 
+  test('recover takes the window [since, until], both ends inclusive, and skips what was delivered since', async () => {
+    const target = await receiver();
+    target.behaviour = () => ({ status: 500 });
+    const { id } = await subscribe(target.url, ['collection.created']);
+    const call = withKey();
+    const failedMessage = async (name: string) => {
+      const made = (await call('POST', '/collections', { name })).body;
+      const message = (await call('GET', '/webhooks/messages?event_types=collection.created&limit=20')).body.find((m: any) => m.payload.collection_id === made.id);
+      await eventually(
+        async () => (await call('GET', `/webhooks/messages/${message.id}?include_attempts=true`)).body.delivery_attempts.filter((a: any) => a.endpoint_id === id),
+        (list: any[]) => list.length === 4,
+      );
+      return message;
+    };
+    const a = await failedMessage('Window A');
+    const b = await failedMessage('Window B');
+    const c = await failedMessage('Window C');
+    target.behaviour = () => ({ status: 200 });
+    const sentSince = (count: number) => target.received.slice(count).map((d) => String(d.headers['webhook-id']));
+
+    let before = target.received.length;
+    const first = await asAdmin('POST', `/webhooks/subscriptions/${id}/recover`, { since: a.timestamp, until: b.timestamp });
+    expect(first.body).toMatchObject({ message_count: 2, since: a.timestamp, until: b.timestamp });
+    const done = await eventually(async () => (await call('GET', `/webhooks/subscriptions/${id}/recover/${first.body.id}`)).body, (task) => task.status === 'completed');
+    expect(done).toMatchObject({ message_count: 2, delivered: 2, failed: 0, pending: 0 });
+    expect(new Set(sentSince(before))).toEqual(new Set([a.id, b.id]));
+
+    before = target.received.length;
+    const second = await asAdmin('POST', `/webhooks/subscriptions/${id}/recover`, { since: a.timestamp });
+    expect(second.body.message_count).toBe(1);
+    await eventually(async () => sentSince(before), (ids) => ids.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sentSince(before)).toEqual([c.id]);
+    expect((await call('GET', `/webhooks/subscriptions/${id}/recover/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect((await http(server.url, 'POST', `/webhooks/subscriptions/${id}/recover`, { token: admin, body: {} })).body.detail[0].loc).toEqual(['body', 'since']);
+  });
+
   test('deleting a subscription cancels its pending deliveries', async () => {
     const target = await receiver();
     target.behaviour = () => ({ status: 500 });
@@ -300,7 +464,9 @@ describe('webhooks', () => {
     await refused({ url: 'https://example.com/hook', event_types: ['collection.exploded'] }, ['body', 'event_types', 0], /.+/);
     await refused({ url: 'https://example.com/hook', event_types: [] }, ['body', 'event_types'], /.+/);
     await refused({ url: 'https://example.com/hook', event_types: types, secret: 'short' }, ['body', 'secret'], /.+/);
-    await refused({ url: 'https://example.com/hook', event_types: types, secret: 'this is long enough but not base64!' }, ['body', 'secret'], /base64/);
+    await refused({ url: 'https://example.com/hook', event_types: types, secret: 'x'.repeat(23) }, ['body', 'secret'], /24/);
+    await refused({ url: 'https://example.com/hook', event_types: types, secret: 'whsec_this is long enough but not base64!' }, ['body', 'secret'], /base64/);
+    await refused({ url: 'https://example.com/hook', event_types: types.concat('collection.exploded') }, ['body', 'event_types', 1], /.+/);
     await refused({ event_types: types }, ['body', 'url'], /.+/);
 
     const chosen = Buffer.alloc(32, 3).toString('base64');
@@ -320,6 +486,26 @@ describe('webhooks', () => {
     expect(detail.body.delivery_attempts).toEqual([]);
     const patched = await http(strict.url, 'PATCH', `/webhooks/subscriptions/${accepted.body.id}`, { token: strictToken.access_token, body: { url: 'https://127.0.0.1/x' } });
     expect(patched.status).toBe(422);
+    expect(patched.body.detail[0]).toEqual({ loc: ['body', 'url'], msg: expect.stringMatching(/private, loopback or link-local/), type: 'url_not_allowed' });
+    const patchedTypes = await http(strict.url, 'PATCH', `/webhooks/subscriptions/${accepted.body.id}`, { token: strictToken.access_token, body: { event_types: ['nope'] } });
+    expect(patchedTypes.status).toBe(422);
+    expect(patchedTypes.body.detail[0]).toMatchObject({ loc: ['body', 'event_types', 0], msg: expect.any(String), type: expect.any(String) });
+    const badQuery = await http(strict.url, 'GET', '/webhooks/messages?event_types=nope', { apiKey: strict.apiKey });
+    expect(badQuery.status).toBe(422);
+    expect(badQuery.body.detail[0].loc.slice(0, 2)).toEqual(['query', 'event_types']);
+    expect((await http(strict.url, 'GET', '/webhooks/subscriptions/not-a-uuid', { apiKey: strict.apiKey })).status).toBe(422);
+    expect(openapi('WebhookSubscriptionDetail', detail.body)).toEqual([]);
+
+    // Any text of 24 characters or more is a secret: its UTF-8 bytes are the key, returned as whsec_ + base64.
+    const text = 'my own webhook secret, 2025!';
+    const own = await post({ url: 'https://example.com/own', event_types: types, secret: text });
+    expect(own.status).toBe(200);
+    const ownSecret = (await http(strict.url, 'GET', `/webhooks/subscriptions/${own.body.id}?include_secret=true`, { apiKey: strict.apiKey })).body.secret;
+    expect(ownSecret).toBe(`whsec_${Buffer.from(text).toString('base64')}`);
+    expect(ownSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    // The generated secret: whsec_ + the base64 of 24 random bytes.
+    const generated = await post({ url: 'https://example.com/generated', event_types: types });
+    expect((await http(strict.url, 'GET', `/webhooks/subscriptions/${generated.body.id}?include_secret=true`, { apiKey: strict.apiKey })).body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
 
     // GraphQL refuses the same things, with the same locations.
     const gql = await graphql(

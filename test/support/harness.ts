@@ -17,12 +17,30 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `catchment_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+/** Test databases are named `<prefix><pid>_<random>`, so a test can look for what its process left behind. */
+export const TEST_DATABASE_PREFIX = 'catchment_test_';
+
+/** The test databases this process created that still exist. */
+export async function leftoverTestDatabases(): Promise<string[]> {
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  try {
+    const result = await admin.query<{ datname: string }>('select datname from pg_database where datname like $1', [`${TEST_DATABASE_PREFIX}${process.pid}\\_%`]);
+    return result.rows.map((row) => row.datname);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `${TEST_DATABASE_PREFIX}${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
@@ -30,8 +48,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     drop: async () => {
       const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
       await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }
@@ -64,29 +85,39 @@ export interface TestServer {
 /** Starts a real server on a loopback port, embedded (PGlite) or on this machine's PostgreSQL and Redis. */
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'catchment-test-'));
-  const database = options.deployment === 'servers' && !options.databaseUrl ? await createTestDatabase() : null;
-  const databaseUrl = options.databaseUrl ?? database?.url;
-  // Every deployment under test gets its own Redis keys, so parallel test files never share a queue.
-  const redisPrefix = options.redisPrefix ?? `catchment-test-${Math.random().toString(36).slice(2, 10)}`;
-  const bootstrapKey = `ck_test_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
-  const config = loadConfig(
-    {
-      PORT: '0',
-      CATCHMENT_DATA_DIR: dataDir,
-      CATCHMENT_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      CATCHMENT_BOOTSTRAP_API_KEY: bootstrapKey,
-      ...(options.deployment === 'servers'
-        ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, CATCHMENT_REDIS_PREFIX: redisPrefix }
-        : {}),
-      ...options.env,
-    },
-    '/nonexistent/.env',
-  );
-  const running = await startServer(config, createLogger(config.logLevel), options.roles);
+  let database: TestDatabase | null = null;
   const discard = async () => {
     await database?.drop();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
+  // Every deployment under test gets its own Redis keys, so parallel test files never share a queue.
+  const redisPrefix = options.redisPrefix ?? `catchment-test-${Math.random().toString(36).slice(2, 10)}`;
+  const bootstrapKey = `ck_test_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+  // A start that fails drops what it made (database, data directory) before the error surfaces.
+  let config: Config;
+  let running: RunningServer;
+  let databaseUrl: string | undefined;
+  try {
+    database = options.deployment === 'servers' && !options.databaseUrl ? await createTestDatabase() : null;
+    databaseUrl = options.databaseUrl ?? database?.url;
+    config = loadConfig(
+      {
+        PORT: '0',
+        CATCHMENT_DATA_DIR: dataDir,
+        CATCHMENT_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+        CATCHMENT_BOOTSTRAP_API_KEY: bootstrapKey,
+        ...(options.deployment === 'servers'
+          ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, CATCHMENT_REDIS_PREFIX: redisPrefix }
+          : {}),
+        ...options.env,
+      },
+      '/nonexistent/.env',
+    );
+    running = await startServer(config, createLogger(config.logLevel), options.roles);
+  } catch (error) {
+    await discard().catch(() => {});
+    throw error;
+  }
   return {
     url: running.url,
     config,

@@ -9,7 +9,7 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { uuidv7 } from '../../shared/ids.js';
 import { nextRetryDelayMs, type DeliverySchedule } from './retry-schedule.js';
 import { signedHeaders } from './signing.js';
-import { bareHost, guardedLookup, isNonPublicAddress, RefusedTargetError, type TargetPolicy } from './target-guard.js';
+import { addressProblem, bareHost, guardedLookup, RefusedTargetError, type TargetPolicy } from './target-guard.js';
 import { DELIVERIES_DUE_TOPIC } from './webhook.service.js';
 
 export interface DeliveryWorkerOptions {
@@ -33,6 +33,7 @@ interface Claimed {
   id: string;
   attempts: number;
   message_id: string;
+  subscription_id: string;
   payload: Record<string, unknown>;
   url: string;
   sealed_secret: string;
@@ -58,19 +59,21 @@ export class WebhookDeliveryWorker {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private wakeUps: AsyncIterableIterator<unknown>[] = [];
+  private started = false;
 
   constructor(
     private readonly deps: { orm: Orm; pubsub: PubSub; secretBox: SecretBox; policy: TargetPolicy; logger: Logger },
     private readonly options: DeliveryWorkerOptions,
   ) {
-    const lookup = guardedLookup(deps.policy);
     this.agents = {
-      http: new http.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup }),
-      https: new https.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup }),
+      http: new http.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup(deps.policy, 'http:') }),
+      https: new https.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup(deps.policy, 'https:') }),
     };
   }
 
   start(): void {
+    if (this.started || this.shutdown.signal.aborted) return;
+    this.started = true;
     for (const topic of [EVENTS_RECORDED_TOPIC, DELIVERIES_DUE_TOPIC]) {
       const subscription = this.deps.pubsub.subscribe(topic);
       this.wakeUps.push(subscription);
@@ -82,13 +85,19 @@ export class WebhookDeliveryWorker {
     this.wake();
   }
 
-  /** Stops claiming; attempts under way are abandoned and their deliveries handed back as due. */
+  /**
+   * Stops claiming; attempts under way are abandoned and their deliveries handed back as due. When
+   * it resolves, the worker holds no timer, socket or database query: the database may close.
+   */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.shutdown.abort();
     await Promise.allSettled(this.wakeUps.map((subscription) => subscription.return?.()));
-    await Promise.allSettled([this.pass, ...this.inFlight]);
+    this.wakeUps = [];
+    // A pass may be claiming right now: what it claims is handed back, and those hand-backs are
+    // awaited too, until nothing is left.
+    while (this.pass || this.inFlight.size) await Promise.allSettled([this.pass, ...this.inFlight]);
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -117,7 +126,7 @@ export class WebhookDeliveryWorker {
     const free = this.options.concurrency - this.inFlight.size;
     if (free <= 0 || this.shutdown.signal.aborted) return;
     for (const delivery of await this.claim(free)) {
-      const attempt = this.attempt(delivery).finally(() => {
+      const attempt = (this.shutdown.signal.aborted ? this.release(delivery.id) : this.attempt(delivery)).finally(() => {
         this.inFlight.delete(attempt);
         this.wake();
       });
@@ -129,7 +138,7 @@ export class WebhookDeliveryWorker {
   async dispatch(): Promise<number> {
     const rows = await this.deps.orm.em.getConnection().execute<{ id: string }[]>(
       `with batch as (
-         select id, organization_id, event_type from webhook_messages where dispatched_at is null
+         select id, organization_id, event_type, created_at from webhook_messages where dispatched_at is null
          order by created_at limit ? for update skip locked
        ), marked as (
          update webhook_messages m set dispatched_at = now() from batch where m.id = batch.id returning m.id
@@ -137,6 +146,7 @@ export class WebhookDeliveryWorker {
          insert into webhook_deliveries (id, message_id, subscription_id, status, attempts, next_attempt_at, recovery_task_id, updated_at)
          select gen_random_uuid(), batch.id, s.id, 'pending', 0, now(), null, now()
          from batch join webhook_subscriptions s on s.organization_id = batch.organization_id and s.filter_types @> jsonb_build_array(batch.event_type)
+           and s.created_at <= batch.created_at
          on conflict do nothing
        )
        select id from marked`,
@@ -159,7 +169,7 @@ export class WebhookDeliveryWorker {
          update webhook_deliveries d set status = 'sending', next_attempt_at = now() + ? * interval '1 millisecond', updated_at = now()
          from due where d.id = due.id returning d.id, d.attempts, d.message_id, d.subscription_id
        )
-       select claimed.id, claimed.attempts, claimed.message_id, m.payload, s.url, s.sealed_secret
+       select claimed.id, claimed.attempts, claimed.message_id, claimed.subscription_id, m.payload, s.url, s.sealed_secret
        from claimed join webhook_messages m on m.id = claimed.message_id join webhook_subscriptions s on s.id = claimed.subscription_id`,
       [limit, leaseMs],
     );
@@ -178,6 +188,11 @@ export class WebhookDeliveryWorker {
     const attemptsMade = delivery.attempts + 1;
     const retryMs = outcome.ok ? null : nextRetryDelayMs(this.options.schedule, attemptsMade);
     const status = outcome.ok ? 'success' : retryMs === null ? 'failed' : 'pending';
+    // Ids and outcome only: never the URL (its query may carry a token), headers, body or secret.
+    this.deps.logger.debug(
+      { deliveryId: delivery.id, messageId: delivery.message_id, subscriptionId: delivery.subscription_id, attempt: attemptsMade, statusCode: outcome.statusCode, durationMs: Date.now() - started, next: status },
+      'webhook attempt',
+    );
     try {
       // One statement: the delivery's new state and the attempt's record commit together. A
       // delivery deleted meanwhile (its subscription went) updates nothing and records nothing.
@@ -208,12 +223,12 @@ export class WebhookDeliveryWorker {
   private post(delivery: Claimed): Promise<Outcome> {
     const url = new URL(delivery.url);
     const host = bareHost(url.hostname);
-    if (!this.deps.policy.allowPrivateTargets && isIP(host) && isNonPublicAddress(host)) {
-      return Promise.reject(new RefusedTargetError(`${host} is a private, loopback or link-local address, which is not allowed`));
-    }
     if (url.protocol !== 'https:' && !(this.deps.policy.allowHttp && url.protocol === 'http:')) {
       return Promise.reject(new RefusedTargetError(`${url.protocol} URLs are not allowed`));
     }
+    // An address in the URL is connected to without a lookup: the guarded lookup never sees it.
+    const problem = isIP(host) ? addressProblem(host, url.protocol as 'http:' | 'https:', this.deps.policy) : null;
+    if (problem) return Promise.reject(new RefusedTargetError(problem));
     const body = JSON.stringify(delivery.payload);
     const headers = {
       ...signedHeaders(this.deps.secretBox.open(delivery.sealed_secret), delivery.message_id, body),
@@ -229,10 +244,16 @@ export class WebhookDeliveryWorker {
         const statusCode = response.statusCode ?? 0;
         let excerpt = '';
         response.setEncoding('utf8');
+        const done = () => resolve({ statusCode, response: excerpt.slice(0, RESPONSE_EXCERPT_CHARS), ok: statusCode >= 200 && statusCode < 300 });
         response.on('data', (chunk: string) => {
-          if (excerpt.length < RESPONSE_EXCERPT_CHARS) excerpt += chunk;
+          excerpt += chunk;
+          // The excerpt is all that is kept: the rest of a long (or endless) body is not waited for.
+          if (excerpt.length >= RESPONSE_EXCERPT_CHARS) {
+            done();
+            response.destroy();
+          }
         });
-        response.on('end', () => resolve({ statusCode, response: excerpt.slice(0, RESPONSE_EXCERPT_CHARS), ok: statusCode >= 200 && statusCode < 300 }));
+        response.on('end', done);
         response.on('error', reject);
       });
       request.on('error', reject);

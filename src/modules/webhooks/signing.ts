@@ -12,16 +12,22 @@ export function generateSecret(): string {
 }
 
 /**
- * A secret chosen by the user, in the stored form (`whsec_…`), or the reason it is refused. The
- * prefix is optional on input; what follows must be base64 (the key is its decoded bytes), at
- * least 24 characters long.
+ * A secret chosen by the user, in the stored form (`whsec_` + base64), or the reason it is refused.
+ * At least 24 characters (after the prefix, when there is one), at most 256:
+ * - `whsec_` + base64, or bare base64: the key is the decoded bytes (as Standard Webhooks libraries read it);
+ * - any other text: the key is its UTF-8 bytes (what `new Webhook(secret, { format: 'raw' })` of the
+ *   standardwebhooks library uses), stored and returned base64-encoded behind `whsec_`.
  */
 export function normalizeSecret(input: string): { secret: string } | { problem: string } {
-  const encoded = input.startsWith(SECRET_PREFIX) ? input.slice(SECRET_PREFIX.length) : input;
-  if (encoded.length < SECRET_MIN_LENGTH) return { problem: `Secret should have at least ${SECRET_MIN_LENGTH} characters of base64 after the optional "${SECRET_PREFIX}" prefix` };
-  if (encoded.length > SECRET_MAX_LENGTH) return { problem: `Secret should have at most ${SECRET_MAX_LENGTH} characters` };
-  if (!BASE64.test(encoded)) return { problem: `Secret should be "${SECRET_PREFIX}" followed by base64 text` };
-  return { secret: SECRET_PREFIX + encoded };
+  const prefixed = input.startsWith(SECRET_PREFIX);
+  const text = prefixed ? input.slice(SECRET_PREFIX.length) : input;
+  if (text.length < SECRET_MIN_LENGTH) {
+    return { problem: prefixed ? `Secret should have at least ${SECRET_MIN_LENGTH} characters of base64 after "${SECRET_PREFIX}"` : `Secret should have at least ${SECRET_MIN_LENGTH} characters` };
+  }
+  if (text.length > SECRET_MAX_LENGTH) return { problem: `Secret should have at most ${SECRET_MAX_LENGTH} characters` };
+  if (BASE64.test(text)) return { secret: SECRET_PREFIX + text };
+  if (prefixed) return { problem: `Secret should be "${SECRET_PREFIX}" followed by base64 text` };
+  return { secret: SECRET_PREFIX + Buffer.from(text, 'utf8').toString('base64') };
 }
 
 /** The `webhook-signature` header value: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`. */

@@ -63,6 +63,42 @@ function hexPairToIpv4(high: string, low: string): string {
   return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
 }
 
+/** Where an address sits: the public internet, this machine (loopback), or another non-public range. */
+export type AddressKind = 'public' | 'loopback' | 'private';
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+export function addressKind(address: string): AddressKind {
+  if (!isNonPublicAddress(address)) return 'public';
+  const family = isIP(address);
+  if (family === 4) return LOOPBACK.check(address, 'ipv4') ? 'loopback' : 'private';
+  const embedded = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (embedded) return LOOPBACK.check(embedded[1]!, 'ipv4') ? 'loopback' : 'private';
+  return family === 6 && LOOPBACK.check(address, 'ipv6') ? 'loopback' : 'private';
+}
+
+export type TargetProtocol = 'http:' | 'https:';
+
+const NON_PUBLIC_REFUSAL = 'a private, loopback or link-local address, which is not allowed';
+
+/**
+ * Why connecting to `address` for a delivery over `protocol` is refused, or null. HTTPS reaches public
+ * addresses; loopback needs development mode or private targets allowed; other non-public ranges
+ * need private targets allowed. Plain http needs development mode and never goes to a public address.
+ */
+export function addressProblem(address: string, protocol: TargetProtocol, policy: TargetPolicy): string | null {
+  const kind = addressKind(address);
+  if (protocol === 'http:') {
+    if (!policy.allowHttp) return 'plain http URLs are accepted only in development mode';
+    if (kind === 'public') return `${address} is a public address: plain http is accepted only for loopback (or allowed private) receivers in development mode`;
+  }
+  if (kind === 'loopback' && !(policy.allowHttp || policy.allowPrivateTargets)) return `${address} is ${NON_PUBLIC_REFUSAL}`;
+  if (kind === 'private' && !policy.allowPrivateTargets) return `${address} is ${NON_PUBLIC_REFUSAL}`;
+  return null;
+}
+
 /** The problem with a URL's form (scheme, credentials, length), or null. No name resolution. */
 export function urlFormProblem(raw: string, policy: TargetPolicy): string | null {
   if (raw.length > URL_MAX_LENGTH) return `URL should have at most ${URL_MAX_LENGTH} characters`;
@@ -73,7 +109,9 @@ export function urlFormProblem(raw: string, policy: TargetPolicy): string | null
     return 'Input should be a valid URL';
   }
   if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) {
-    return policy.allowHttp ? 'URL scheme should be https or http' : 'URL scheme should be https (plain http is accepted only in development mode)';
+    return policy.allowHttp
+      ? 'URL scheme should be https, or http for a loopback receiver'
+      : 'URL scheme should be https (plain http is accepted only in development mode, for loopback receivers)';
   }
   if (url.username || url.password) return 'URL should not contain credentials';
   if (!url.hostname) return 'URL should have a host';
@@ -81,24 +119,31 @@ export function urlFormProblem(raw: string, policy: TargetPolicy): string | null
 }
 
 /**
- * At subscription time: refuses a host that is, or resolves to, a non-public address. A name that
- * does not resolve (yet) is accepted: deliveries check again when they connect.
+ * At subscription time: refuses a host that is, or resolves to, an address the policy refuses
+ * (see `addressProblem`). An https name that does not resolve (yet) is accepted: deliveries check
+ * again when they connect. A plain http name must resolve, to show it is not on the internet.
  */
 export async function targetProblem(raw: string, policy: TargetPolicy, timeoutMs = 3000): Promise<string | null> {
   const formProblem = urlFormProblem(raw, policy);
-  if (formProblem || policy.allowPrivateTargets) return formProblem;
-  const host = bareHost(new URL(raw).hostname);
+  if (formProblem) return formProblem;
+  const url = new URL(raw);
+  const protocol = url.protocol as TargetProtocol;
+  if (protocol === 'https:' && policy.allowPrivateTargets) return null;
+  const host = bareHost(url.hostname);
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {
-    const resolved = await Promise.race([
+    addresses = await Promise.race([
       lookup(host, { all: true, verbatim: true }).then((entries) => entries.map((entry) => entry.address)).catch(() => []),
       new Promise<string[]>((resolve) => setTimeout(() => resolve([]), timeoutMs).unref()),
     ]);
-    addresses = resolved;
+    if (addresses.length === 0 && protocol === 'http:') return `URL host ${host} does not resolve: plain http is accepted only for loopback (or allowed private) receivers`;
   }
-  const blocked = addresses.find(isNonPublicAddress);
-  return blocked ? `URL resolves to a private, loopback or link-local address (${blocked}), which is not allowed` : null;
+  for (const address of addresses) {
+    const problem = addressProblem(address, protocol, policy);
+    if (problem) return isIP(host) ? `URL refused: ${problem}` : `URL refused: ${host} resolves to ${problem}`;
+  }
+  return null;
 }
 
 /** `[::1]` → `::1`: URL hostnames keep the brackets of IPv6 literals. */
@@ -112,17 +157,19 @@ export class RefusedTargetError extends Error {
 }
 
 /**
- * A DNS lookup for the HTTP client that refuses non-public addresses at connection time, so a name
- * that resolved to a public address when subscribed cannot be re-pointed inside (DNS rebinding).
+ * A DNS lookup for the HTTP client that refuses the addresses `addressProblem` refuses at connection
+ * time, so a name that resolved to a public address when subscribed cannot be re-pointed inside (DNS
+ * rebinding). One per protocol: the agent of plain http applies the http rules.
  */
-export function guardedLookup(policy: TargetPolicy): LookupFunction {
+export function guardedLookup(policy: TargetPolicy, protocol: TargetProtocol): LookupFunction {
   return (hostname, options, callback) => {
     lookupCallback(hostname, { ...options, all: true }, (error, entries) => {
       if (error) return callback(error, '', 0);
       const list = entries as unknown as { address: string; family: number }[];
-      const allowed = policy.allowPrivateTargets ? list : list.filter((entry) => !isNonPublicAddress(entry.address));
+      const problems = list.map((entry) => addressProblem(entry.address, protocol, policy));
+      const allowed = list.filter((_, index) => problems[index] === null);
       if (allowed.length === 0) {
-        return callback(new RefusedTargetError(`${hostname} resolves to a private, loopback or link-local address, which is not allowed`), '', 0);
+        return callback(new RefusedTargetError(`${hostname} resolves to ${problems.find(Boolean) ?? 'no address'}`), '', 0);
       }
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof allowed) => void)(null, allowed);
       callback(null, allowed[0]!.address, allowed[0]!.family);

@@ -9,8 +9,8 @@ export interface ReceivedDelivery {
   receivedAt: number;
 }
 
-/** How the receiver answers one request: a status, after an optional delay. */
-export type ReceiverBehaviour = (delivery: ReceivedDelivery, index: number) => { status: number; delayMs?: number };
+/** How the receiver answers one request: a status, after an optional delay, with an optional body. */
+export type ReceiverBehaviour = (delivery: ReceivedDelivery, index: number) => { status: number; delayMs?: number; body?: string };
 
 /**
  * A webhook endpoint on loopback for the integration tests and the benchmark: it records every
@@ -32,9 +32,9 @@ export class WebhookReceiver {
       request.on('end', () => {
         const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: performance.timeOrigin + performance.now() };
         const index = receiver!.received.push(delivery) - 1;
-        const { status, delayMs = 0 } = receiver!.behaviour(delivery, index);
+        const { status, delayMs = 0, body = `status ${status}` } = receiver!.behaviour(delivery, index);
         const answer = () => {
-          if (!response.destroyed) response.writeHead(status, { 'content-type': 'text/plain' }).end(`status ${status}`);
+          if (!response.destroyed) response.writeHead(status, { 'content-type': 'text/plain' }).end(body);
         };
         if (delayMs > 0) setTimeout(answer, delayMs).unref();
         else answer();

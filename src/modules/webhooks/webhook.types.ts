@@ -37,7 +37,11 @@ export class WebhookSubscriptionDetail extends WebhookSubscription {
 export class WebhookMessage {
   @Field(() => ID, { description: 'Also the `event_id` of the payload and the `webhook-id` header of every delivery.' }) id!: string;
   @Field() eventType!: string;
-  @Field(() => GraphQLJSONObject, { description: 'The JSON body receivers get.' }) payload!: Record<string, unknown>;
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The JSON body receivers get: `event_type`, `event_id`, `organization_id`, `timestamp` and the fields of the event family (sync events the `sync.completed` fields of the spec, plus `error` on `sync.failed`; see WebhookEvent in the OpenAPI document).',
+  })
+  payload!: Record<string, unknown>;
   @Field() timestamp!: Date;
   @Field(() => [String], { description: 'Delivery channels: the event type.' }) channels!: string[];
   @Field(() => [WebhookDeliveryAttempt], { nullable: true, description: 'Every attempt for this message, oldest first; null unless includeAttempts.' })
@@ -60,9 +64,13 @@ export class WebhookRecoveryTask {
 
 @InputType()
 export class WebhookSubscriptionCreateInput {
-  @Field({ description: 'HTTPS URL of the endpoint.' }) url!: string;
+  @Field({ description: 'HTTPS URL of the endpoint (plain http only in development mode, for loopback receivers).' }) url!: string;
   @Field(() => [String], { description: 'Event types to receive.' }) eventTypes!: string[];
-  @Field(() => String, { nullable: true, description: 'At least 24 characters of base64, optionally prefixed `whsec_`; generated when omitted.' }) secret?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'At least 24 characters; generated when omitted. `whsec_` + base64 or bare base64 is used as such; other text becomes the key as its UTF-8 bytes (stored and returned as `whsec_` + their base64).',
+  })
+  secret?: string | null;
 }
 
 @InputType()

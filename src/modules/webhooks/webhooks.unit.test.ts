@@ -3,7 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { DEFAULT_SCHEDULE, deliverySchedule, nextRetryDelayMs, RETRY_DELAYS_SECONDS } from './retry-schedule.js';
 import { generateSecret, normalizeSecret, signedHeaders } from './signing.js';
-import { isNonPublicAddress, targetProblem, urlFormProblem } from './target-guard.js';
+import { addressKind, addressProblem, isNonPublicAddress, targetProblem, urlFormProblem } from './target-guard.js';
 import { healthStatus } from './webhook.service.js';
 
 describe('signing', () => {
@@ -20,12 +20,26 @@ describe('signing', () => {
     expect(() => new StandardWebhook(generateSecret()).verify(body, headers)).toThrow();
   });
 
-  test('user secrets: optional prefix, base64 only, at least 24 characters', () => {
+  test('user secrets: at least 24 characters; base64 (with or without whsec_) kept, other text keyed by its UTF-8 bytes', () => {
     const raw = Buffer.alloc(24, 9).toString('base64');
     expect(normalizeSecret(raw)).toEqual({ secret: `whsec_${raw}` });
     expect(normalizeSecret(`whsec_${raw}`)).toEqual({ secret: `whsec_${raw}` });
     expect(normalizeSecret('whsec_c2hvcnQ=')).toHaveProperty('problem');
-    expect(normalizeSecret('not base64 at all, but long enough!!')).toHaveProperty('problem');
+    expect(normalizeSecret('whsec_this is not base64 text, though long')).toEqual({ problem: expect.stringMatching(/base64/) });
+    expect(normalizeSecret('x'.repeat(23))).toEqual({ problem: expect.stringMatching(/at least 24 characters/) });
+    expect(normalizeSecret('x'.repeat(257))).toEqual({ problem: expect.stringMatching(/at most 256/) });
+    // 25 characters: not base64 (length), still a valid secret.
+    const text = 'my-webhook-secret_2025!xy';
+    const normalized = normalizeSecret(text);
+    expect(normalized).toEqual({ secret: `whsec_${Buffer.from(text).toString('base64')}` });
+    const { secret } = normalized as { secret: string };
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    const body = JSON.stringify({ event_type: 'collection.created' });
+    const headers = signedHeaders(secret, 'msg_2', body);
+    // The stored secret verifies like any other; the raw text verifies with standardwebhooks' raw format.
+    expect(new StandardWebhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new SvixWebhook(secret).verify(body, headers)).not.toThrow();
+    expect(new StandardWebhook(text, { format: 'raw' }).verify(body, headers)).toEqual(JSON.parse(body));
   });
 });
 
@@ -42,10 +56,46 @@ describe('target rules', () => {
   test('HTTPS only unless development mode; no credentials in URLs', () => {
     const strict = { allowHttp: false, allowPrivateTargets: false };
     expect(urlFormProblem('http://example.com/hook', strict)).toMatch(/https/);
-    expect(urlFormProblem('http://example.com/hook', { ...strict, allowHttp: true })).toBeNull();
+    expect(urlFormProblem('http://example.com/hook', { ...strict, allowHttp: true })).toBeNull(); // the address is checked after
     expect(urlFormProblem('ftp://example.com/hook', { ...strict, allowHttp: true })).toMatch(/scheme/);
     expect(urlFormProblem('https://user:pass@example.com/', strict)).toMatch(/credentials/);
     expect(urlFormProblem('not a url', strict)).toMatch(/valid URL/);
+  });
+
+  test('address rules: HTTPS reaches public addresses; loopback needs development mode or private targets; plain http never goes public', () => {
+    expect(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1'].map(addressKind)).toEqual(['loopback', 'loopback', 'loopback', 'loopback']);
+    expect(['10.0.0.1', '169.254.169.254', 'fe80::1', 'fd00::1'].map(addressKind)).toEqual(['private', 'private', 'private', 'private']);
+    expect(addressKind('8.8.8.8')).toBe('public');
+    const operator = { allowHttp: false, allowPrivateTargets: false };
+    const development = { allowHttp: true, allowPrivateTargets: false };
+    const privateNetwork = { allowHttp: false, allowPrivateTargets: true };
+    const both = { allowHttp: true, allowPrivateTargets: true };
+    const allowed = (address: string, protocol: 'http:' | 'https:', policy: typeof operator) => addressProblem(address, protocol, policy) === null;
+    expect(allowed('8.8.8.8', 'https:', operator)).toBe(true);
+    expect(allowed('8.8.8.8', 'http:', operator)).toBe(false);
+    expect(allowed('8.8.8.8', 'http:', development)).toBe(false);
+    expect(allowed('8.8.8.8', 'http:', both)).toBe(false);
+    expect(allowed('127.0.0.1', 'https:', operator)).toBe(false);
+    expect(allowed('127.0.0.1', 'http:', development)).toBe(true);
+    expect(allowed('::1', 'https:', development)).toBe(true);
+    expect(allowed('127.0.0.1', 'http:', privateNetwork)).toBe(false); // http needs development mode
+    expect(allowed('127.0.0.1', 'https:', privateNetwork)).toBe(true);
+    expect(allowed('10.0.0.1', 'http:', development)).toBe(false);
+    expect(allowed('169.254.169.254', 'https:', development)).toBe(false);
+    expect(allowed('10.0.0.1', 'http:', both)).toBe(true);
+    expect(addressProblem('10.0.0.1', 'https:', operator)).toMatch(/private, loopback or link-local/);
+  });
+
+  test('development mode at subscription time: http for loopback receivers only', async () => {
+    const development = { allowHttp: true, allowPrivateTargets: false };
+    expect(await targetProblem('http://127.0.0.1:8080/hook', development)).toBeNull();
+    expect(await targetProblem('http://localhost:8080/hook', development)).toBeNull();
+    expect(await targetProblem('http://[::1]:8080/hook', development)).toBeNull();
+    expect(await targetProblem('http://93.184.216.34/hook', development)).toMatch(/public address/);
+    expect(await targetProblem('http://10.1.2.3/hook', development)).toMatch(/private, loopback or link-local/);
+    expect(await targetProblem('http://no-such-host.invalid/hook', development)).toMatch(/does not resolve/);
+    expect(await targetProblem('https://93.184.216.34/hook', development)).toBeNull();
+    expect(await targetProblem('http://127.0.0.1/hook', { allowHttp: false, allowPrivateTargets: true })).toMatch(/https/);
   });
 
   test('hosts that are or resolve to private addresses are refused unless allowed', async () => {

@@ -244,7 +244,7 @@ export const settings = {
     env: 'CATCHMENT_WEBHOOKS_ALLOW_HTTP',
     default: false,
     parse: boolean,
-    description: 'Development mode: accept plain `http://` webhook URLs (otherwise HTTPS only).',
+    description: 'Development mode: accept plain `http://` webhook URLs for loopback receivers (and private ones when private targets are allowed), never for public addresses; loopback targets are then allowed.',
   },
   webhooksAllowPrivateTargets: {
     env: 'CATCHMENT_WEBHOOKS_ALLOW_PRIVATE_TARGETS',

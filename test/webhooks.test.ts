@@ -173,11 +173,18 @@ describe('webhooks', () => {
     const cancelled = await waitForJob(call, slow.id, run.id, ['CANCELLED']);
     expect((await call('DELETE', `/source-connections/${bad.id}`)).status).toBe(200);
     const doomed = await collection('Deleted with its events');
+    // Its connection goes with it, its sync still pending or running: both are reported.
+    const doomedConnection = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: doomed.readable_id, authentication: { credentials: { token: 't' } }, config: { entity_count: 5000, delay_ms: 20, hierarchy_depth: 0 } })).body;
+    const doomedJob = await lastJob(doomedConnection.id);
     expect((await call('DELETE', `/collections/${doomed.readable_id}`)).status).toBe(200);
 
     const payloads = await eventually(
       async () => target.received.map((delivery) => verified(secret, delivery)),
-      (list) => EVENT_TYPES.every((type) => list.some((payload) => payload.event_type === type)) && list.some((p) => p.event_type === 'collection.deleted'),
+      (list) =>
+        EVENT_TYPES.every((type) => list.some((payload) => payload.event_type === type)) &&
+        list.some((p) => p.event_type === 'collection.deleted') &&
+        list.some((p) => p.event_type === 'source_connection.deleted' && p.source_connection_id === doomedConnection.id) &&
+        list.some((p) => p.event_type === 'sync.cancelled' && p.sync_job_id === doomedJob.id),
     );
     // standardwebhooks also verifies with the raw text the user chose.
     for (const delivery of target.received) new StandardWebhook(own, { format: 'raw' }).verify(delivery.body, delivery.headers as Record<string, string>);
@@ -226,7 +233,13 @@ describe('webhooks', () => {
       expect(ofType('source_connection.created', (p) => p.source_connection_id === connection.id)).toEqual([connectionEvent(connection, 'source_connection.created')]);
       expect(ofType('source_connection.auth_completed', (p) => p.source_connection_id === connection.id)).toEqual([connectionEvent(connection, 'source_connection.auth_completed')]);
     }
-    expect(ofType('source_connection.deleted')).toEqual([connectionEvent(bad, 'source_connection.deleted')]);
+    expect(ofType('source_connection.deleted')).toEqual(
+      expect.arrayContaining([connectionEvent(bad, 'source_connection.deleted'), { ...connectionEvent(doomedConnection, 'source_connection.deleted'), collection_readable_id: doomed.readable_id }]),
+    );
+    expect(ofType('source_connection.deleted')).toHaveLength(2);
+    expect(ofType('sync.cancelled', (p) => p.sync_job_id === doomedJob.id)).toEqual([
+      expect.objectContaining({ event_type: 'sync.cancelled', source_connection_id: doomedConnection.id, collection_id: doomed.id, collection_name: 'Deleted with its events' }),
+    ]);
 
     const collectionEvent = (target: any, type: string, name: string) => ({ ...common, event_type: type, collection_id: target.id, collection_name: name, collection_readable_id: target.readable_id });
     expect(ofType('collection.created', (p) => p.collection_id === made.id)).toEqual([collectionEvent(made, 'collection.created', 'Every event')]);

@@ -39,6 +39,8 @@ export interface CollectionConnections {
   describe(collectionIds: string[]): Promise<Map<string, { summaries: { shortName: string; name: string }[]; states: ConnectionSyncState[] }>>;
   /** Cancels the collection's syncs and waits (up to 15 s) for their workers before the records go. */
   stopAll(collectionId: string): Promise<void>;
+  /** Stages `source_connection.deleted` for each of the collection's connections in `em` (they go with it). */
+  recordDeletion(em: ReturnType<Orm['em']['fork']>, collection: { id: string; readableId: string }): Promise<RecordedEvent[]>;
   /** Queues index and raw-data cleanup once the records are gone. */
   scheduleCleanup(collectionId: string): Promise<void>;
 }
@@ -151,10 +153,12 @@ export class CollectionService {
     if (!row) throw NotFoundError.of('Collection', readableId);
     const view = await this.view(row);
     await this.connections.stopAll(row.id);
+    const connectionEvents = await this.connections.recordDeletion(em, row);
     em.remove(row);
     const event = this.record(em, principal, 'collection.deleted', row);
     await em.flush();
     await this.connections.scheduleCleanup(row.id);
+    for (const connectionEvent of connectionEvents) await this.events.publish({ ...connectionEvent, subject: { id: connectionEvent.payload.source_connection_id } });
     await this.events.publish({ ...event, subject: view });
     return view;
   }

@@ -41,6 +41,10 @@ export class ConnectionsOfCollections implements CollectionConnections {
     await this.connections().stopSyncs(rows.map((row) => row.id));
   }
 
+  recordDeletion(em: ReturnType<Orm['em']['fork']>, collection: { id: string; readableId: string }) {
+    return this.connections().recordCollectionDeletion(em, collection);
+  }
+
   async scheduleCleanup(collectionId: string): Promise<void> {
     await this.queue.add(CLEANUP_QUEUE, { collectionId, sourceConnectionId: null } satisfies CleanupRequest);
   }

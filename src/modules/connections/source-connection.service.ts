@@ -234,13 +234,25 @@ export class SourceConnectionService {
     return view;
   }
 
+  /**
+   * Stages `source_connection.deleted` for each connection of a collection being deleted (the
+   * database removes them with it), to commit with the collection's deletion.
+   */
+  async recordCollectionDeletion(em: ReturnType<Orm['em']['fork']>, collection: Pick<Collection, 'id' | 'readableId'>): Promise<RecordedEvent[]> {
+    const rows = await em.find(SourceConnection, { collection: collection.id });
+    return rows.map((row) => this.record(em, 'source_connection.deleted', row, collection.readableId));
+  }
+
   /** Cancels the active syncs of these connections and waits (up to 15 s) until their workers let go. */
   async stopSyncs(connectionIds: string[]): Promise<void> {
     if (connectionIds.length === 0) return;
     const em = this.orm.em.fork();
     const active = await em.find(SyncJob, { sourceConnection: { $in: connectionIds }, status: { $in: ['PENDING', 'RUNNING', 'CANCELLING'] } });
     for (const job of active) {
-      await this.sync.transition(job.id, ['PENDING', 'RUNNING'], 'CANCELLING', { cancelRequestedAt: new Date() });
+      // No worker will ever see a pending job of a connection about to go: it is cancelled here.
+      const now = new Date();
+      if (await this.sync.transition(job.id, ['PENDING'], 'CANCELLED', { cancelRequestedAt: now, completedAt: now }, { type: 'sync.cancelled' })) continue;
+      await this.sync.transition(job.id, ['RUNNING'], 'CANCELLING', { cancelRequestedAt: now });
       await this.sync.signalCancel(job.id);
     }
     const deadline = Date.now() + DELETE_WAIT_MS;

@@ -149,9 +149,12 @@ export class SyncPipeline {
       else changed.push({ entity, hash, isNew: previous === undefined });
     }
 
-    const chunkCounts = await this.writeChunks(run, changed);
+    // The handlers are independent: the raw store's file writes overlap embedding and the index write.
+    const [chunkCounts] = await Promise.all([
+      this.writeChunks(run, changed),
+      run.config.handlers.enableRawDataHandler ? this.writeRaw(run, changed.map((c) => c.entity)) : undefined,
+    ]);
     for (const written of chunkCounts.values()) counts.chunks += written;
-    if (run.config.handlers.enableRawDataHandler) await this.writeRaw(run, changed.map((c) => c.entity));
     await this.deps.entities.upsert(
       run.sourceConnectionId,
       run.collectionId,

@@ -15,6 +15,9 @@ export interface BlobStore {
 
 /** Files under a directory; keys are relative paths with `/` separators. Writes are atomic. */
 export class FileBlobStore implements BlobStore {
+  /** Directories known to exist: a sync writes thousands of blobs into a few directories. */
+  private readonly directories = new Set<string>();
+
   constructor(private readonly root: string) {}
 
   private resolve(key: string): string {
@@ -25,7 +28,11 @@ export class FileBlobStore implements BlobStore {
 
   async put(key: string, bytes: Buffer | string): Promise<void> {
     const file = this.resolve(key);
-    await mkdir(path.dirname(file), { recursive: true });
+    const directory = path.dirname(file);
+    if (!this.directories.has(directory)) {
+      await mkdir(directory, { recursive: true });
+      this.directories.add(directory);
+    }
     const temporary = `${file}.${randomUUID()}.tmp`;
     await writeFile(temporary, bytes);
     await rename(temporary, file);
@@ -60,6 +67,8 @@ export class FileBlobStore implements BlobStore {
   }
 
   async deletePrefix(prefix: string): Promise<void> {
-    await rm(this.resolve(prefix), { recursive: true, force: true });
+    const base = this.resolve(prefix);
+    for (const directory of this.directories) if (directory === base || directory.startsWith(base + path.sep)) this.directories.delete(directory);
+    await rm(base, { recursive: true, force: true });
   }
 }

@@ -49,6 +49,20 @@ export interface PipelineRun {
   onProgress(counts: SyncCounts): Promise<void>;
 }
 
+interface ChangedEntity {
+  entity: SourceEntity;
+  hash: string;
+  isNew: boolean;
+}
+
+/** A batch between the two stages: what changed, its chunk records (embedded), and what to delete. */
+interface PreparedBatch {
+  changed: ChangedEntity[];
+  records: ChunkRecord[];
+  perEntity: Map<string, number>;
+  deletions: string[];
+}
+
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /** Stable content hash: every field a reader sees, plus the file's bytes. */
@@ -90,15 +104,31 @@ export class SyncPipeline {
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
     const seen = new Set<string>();
-    let batch: SourceItem[] = [];
-    for await (const item of run.source.items) {
-      batch.push(item);
-      if (batch.length >= this.deps.batchSize) {
-        await this.processBatch(run, batch, counts, seen);
-        batch = [];
+    // Two stages: while batch N is written (index, raw store, entity table), batch N+1 is read,
+    // hashed, chunked and embedded (on the embedder's threads). Writes stay in batch order, one at a time.
+    let writing: Promise<void> | null = null;
+    const flush = async (items: SourceItem[]) => {
+      const prepared = await this.prepareBatch(run, items, counts, seen, writing);
+      if (writing) await writing;
+      writing = this.writeBatch(run, prepared, counts);
+      writing.catch(() => undefined); // awaited before the next write or at the end; not unhandled meanwhile
+    };
+    try {
+      let batch: SourceItem[] = [];
+      for await (const item of run.source.items) {
+        batch.push(item);
+        if (batch.length >= this.deps.batchSize) {
+          await flush(batch);
+          batch = [];
+        }
       }
+      if (batch.length) await flush(batch);
+    } catch (error) {
+      // A failed or cancelled run returns only once nothing of it is still writing.
+      await (writing as Promise<void> | null)?.catch(() => undefined);
+      throw error;
     }
-    await this.processBatch(run, batch, counts, seen);
+    if (writing) await writing;
     if (run.source.complete) {
       run.signal.throwIfAborted();
       const gone = (await this.deps.entities.allIds(run.sourceConnectionId)).filter((id) => !seen.has(id));
@@ -118,8 +148,11 @@ export class SyncPipeline {
     return !destinations.excludeDestinations?.includes(NATIVE_VECTOR_DESTINATION_ID);
   }
 
-  private async processBatch(run: PipelineRun, items: SourceItem[], counts: SyncCounts, seen: Set<string>): Promise<void> {
-    if (items.length === 0) return;
+  /**
+   * Stage one: what changed in the batch, chunked and embedded. `writing` is the previous batch's
+   * write, still in flight: an entity met again in this batch waits for it, so its stored hash is current.
+   */
+  private async prepareBatch(run: PipelineRun, items: SourceItem[], counts: SyncCounts, seen: Set<string>, writing: Promise<void> | null): Promise<PreparedBatch> {
     run.signal.throwIfAborted();
     const entities: SourceEntity[] = [];
     const deletions: string[] = [];
@@ -135,26 +168,34 @@ export class SyncPipeline {
     }
     // The same id twice in one batch: the later version wins.
     const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
+    if (writing && [...latest.keys()].some((id) => seen.has(id))) await writing;
     for (const id of latest.keys()) seen.add(id);
     if (!run.config.behavior.skipGuardrails && seen.size > this.deps.maxEntities) {
       throw new GuardrailError(`The source holds more than ${this.deps.maxEntities} entities (the guardrail); run with behavior.skip_guardrails to sync anyway`);
     }
 
     const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
-    const changed: { entity: SourceEntity; hash: string; isNew: boolean }[] = [];
+    const changed: ChangedEntity[] = [];
     for (const entity of latest.values()) {
       const hash = contentHash(entity);
       const previous = known.get(entity.entityId);
       if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
       else changed.push({ entity, hash, isNew: previous === undefined });
     }
+    const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
+    return { changed, deletions: deletions.filter((id) => !latest.has(id)), ...chunks };
+  }
 
-    // The handlers are independent: the raw store's file writes overlap embedding and the index write.
-    const [chunkCounts] = await Promise.all([
-      this.writeChunks(run, changed),
+  /** Stage two: the handlers write the batch; the entity table last, so a crash never records unwritten chunks. */
+  private async writeBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
+    run.signal.throwIfAborted();
+    const { changed, records, perEntity } = batch;
+    // The handlers are independent: the raw store's file writes overlap the index write.
+    await Promise.all([
+      this.writeChunks(run, changed, records),
       run.config.handlers.enableRawDataHandler ? this.writeRaw(run, changed.map((c) => c.entity)) : undefined,
     ]);
-    for (const written of chunkCounts.values()) counts.chunks += written;
+    counts.chunks += records.length;
     await this.deps.entities.upsert(
       run.sourceConnectionId,
       run.collectionId,
@@ -164,7 +205,7 @@ export class SyncPipeline {
         entityType: entity.entityType,
         name: entity.name,
         contentHash: hash,
-        chunkCount: chunkCounts.get(entity.entityId) ?? 0,
+        chunkCount: perEntity.get(entity.entityId) ?? 0,
         breadcrumbs: entity.breadcrumbs,
         fields: run.config.handlers.enableEntityDbHandler ? entity.fields : null,
         sourceCreatedAt: entity.createdAt,
@@ -175,17 +216,12 @@ export class SyncPipeline {
       if (isNew) counts.inserted++;
       else counts.updated++;
     }
-    await this.deleteEntities(run, deletions.filter((id) => !latest.has(id)), counts);
+    await this.deleteEntities(run, batch.deletions, counts);
     await run.onProgress(counts);
   }
 
-  private async writeChunks(run: PipelineRun, changed: { entity: SourceEntity; isNew: boolean }[]): Promise<Map<string, number>> {
+  private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {
     const perEntity = new Map<string, number>();
-    if (!this.vectorsEnabled(run.config) || changed.length === 0) return perEntity;
-    // Updated entities' old chunks go; new entities may have orphan chunks only after an interrupted run.
-    const stale = changed.filter((c) => !c.isNew || run.orphansPossible).map((c) => c.entity.entityId);
-    if (stale.length) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, stale);
-
     const pending: { entity: SourceEntity; index: number; text: string }[] = [];
     for (const { entity } of changed) {
       const pieces = chunkText(entity.text, entity.language);
@@ -193,6 +229,7 @@ export class SyncPipeline {
       texts.forEach((text, index) => pending.push({ entity, index, text }));
       perEntity.set(entity.entityId, texts.length);
     }
+    if (pending.length === 0) return { records: [], perEntity };
     // The name and location give each chunk its context in the embedding.
     const vectors = await this.deps.embedder.embed(
       pending.map(({ entity, text }) => `${entity.name}\n${entity.breadcrumbs.map((b) => b.name).join(' / ')}\n${text}`),
@@ -219,9 +256,15 @@ export class SyncPipeline {
       rawSourceFields: entity.fields,
       access: entity.access ?? { viewers: null, isPublic: null },
     }));
-    run.signal.throwIfAborted();
-    await this.deps.vectors.add(run.collectionId, records);
-    return perEntity;
+    return { records, perEntity };
+  }
+
+  private async writeChunks(run: PipelineRun, changed: ChangedEntity[], records: ChunkRecord[]): Promise<void> {
+    if (!this.vectorsEnabled(run.config) || changed.length === 0) return;
+    // Updated entities' old chunks go; new entities may have orphan chunks only after an interrupted run.
+    const stale = changed.filter((c) => !c.isNew || run.orphansPossible).map((c) => c.entity.entityId);
+    if (stale.length) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, stale);
+    if (records.length) await this.deps.vectors.add(run.collectionId, records);
   }
 
   private async writeRaw(run: PipelineRun, entities: SourceEntity[]): Promise<void> {

@@ -102,6 +102,18 @@ describe('instant search (embedded deployment)', () => {
     expect(viaGraphql.body.data!.searchInstant.results).toEqual([{ entityId: 'stub-42', serviceSystemMetadata: { syncId: connectionId } }]);
   });
 
+  test('a collection embedded by another model than the active one is refused with a 409 naming both, in every tier', async () => {
+    const made = (await call('POST', '/collections', { name: 'Embedded elsewhere', readable_id: 'embedded-elsewhere' })).body;
+    expect(made).toMatchObject({ embedding_model_name: 'catchment-word-vectors-100d-sif', vector_size: 100 });
+    // As if it had been created while the service ran another embedder.
+    await server.running.core.database.orm.em.getConnection().execute(`update collections set embedding_model_name = 'text-embedding-3-small', vector_size = 1536 where id = ?`, [made.id]);
+    for (const tier of ['instant', 'classic', 'agentic']) {
+      const refused = await call('POST', `/collections/embedded-elsewhere/search/${tier}`, { query: 'anything' });
+      expect([tier, refused.status]).toEqual([tier, 409]);
+      expect(refused.body.detail).toMatch(/embedded with text-embedding-3-small \(1536 dimensions\).*catchment-word-vectors-100d-sif \(100\)/);
+    }
+  });
+
   test('a deleted connection\'s data is unsearchable at once', async () => {
     await call('POST', '/collections', { name: 'Soon empty', readable_id: 'soon-empty' });
     const connection = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'soon-empty', authentication: { credentials: { token: 't' } }, config: { entity_count: 5, hierarchy_depth: 0 } })).body;

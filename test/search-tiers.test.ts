@@ -99,7 +99,7 @@ describe('classic, agentic and legacy search without a language model', () => {
     expect(dated.body.data.searchClassic.results[0].entityId).toBe('wildlife/platypus.md');
   });
 
-  test('bad input is 422 with loc for every tier, an unknown collection 404', async () => {
+  test('bad input is 422 with loc for every tier; an unknown collection or another organization\'s is 404', async () => {
     for (const tier of ['classic', 'agentic', 'agentic/stream']) {
       const empty = await call('POST', `/collections/handbook/search/${tier}`, { query: '', limit: 0 });
       expect(empty.status).toBe(422);
@@ -108,6 +108,13 @@ describe('classic, agentic and legacy search without a language model', () => {
       expect(field.status).toBe(422);
       expect((await call('POST', `/collections/nope/search/${tier}`, { query: 'x' })).status).toBe(404);
     }
+    // Another organization's key finds no such collection, on every tier and the legacy path.
+    const outsider = api(server.url, (await server.running.core.services.organizations.createOrganization('Outsiders')).api_key);
+    for (const tier of ['instant', 'classic', 'agentic', 'agentic/stream']) {
+      const response = await outsider('POST', `/collections/handbook/search/${tier}`, { query: 'budget' });
+      expect([tier, response.status, response.body.detail]).toEqual([tier, 404, expect.stringMatching(/handbook/)]);
+    }
+    expect((await outsider('GET', '/collections/handbook/search?query=budget')).status).toBe(404);
     const agentic = await call('POST', '/collections/handbook/search/agentic', { query: 'x', limit: null, thinking: 'yes' });
     expect(agentic.status).toBe(422);
     expect(agentic.body.detail[0].loc).toEqual(['body', 'thinking']);

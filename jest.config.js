@@ -16,7 +16,8 @@ export default {
     }],
   },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testTimeout: 60000,
+  // Process-spawning and PGlite tests take tens of seconds on a loaded 2-core machine; a hang still fails.
+  testTimeout: 120000,
   maxWorkers: 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
 };

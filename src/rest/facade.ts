@@ -1,6 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
-import { execute, parse, subscribe, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import {
+  execute,
+  OverlappingFieldsCanBeMergedRule,
+  parse,
+  specifiedRules,
+  subscribe,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
@@ -60,7 +70,18 @@ interface Compiled extends RestOperation {
  * then the operation runs as GraphQL in-process, with the same context a GraphQL request would get.
  */
 export async function restFacade(document: Document, schema: GraphQLSchema, services: Services, logger: Logger) {
-  const compiled = new Map<string, Compiled>(Object.entries(operations).map(([id, op]) => [id, { ...op, parsed: parse(op.document) }]));
+  // Parsed and validated once: requests only execute (graphql.execute does not validate). The agent
+  // event union selects same-named fields of different types on different members (`durationMs`
+  // is Int! on some, Int on others), which execution handles but the overlap rule refuses.
+  const rules = specifiedRules.filter((rule) => rule !== OverlappingFieldsCanBeMergedRule);
+  const compiled = new Map<string, Compiled>(
+    Object.entries(operations).map(([id, op]) => {
+      const parsed = parse(op.document);
+      const errors = validate(schema, parsed, rules);
+      if (errors.length) throw new Error(`REST operation ${id}: its GraphQL document does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+      return [id, { ...op, parsed }];
+    }),
+  );
 
   const api = new OpenAPIBackend({
     definition: document,
@@ -101,6 +122,7 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
     api.register(operationId, (c: Context, req: ExpressRequest, res: ExpressResponse) => run(c, req, res, operation));
   }
   await api.init();
+  memoizeRouting(api);
 
   async function run(c: Context, req: ExpressRequest, res: ExpressResponse, operation: Compiled): Promise<void> {
     const context = contextFor(res, services);
@@ -161,3 +183,30 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
   };
 }
 
+/** Distinct method and path pairs whose route is remembered (paths carry ids, so they are many). */
+const ROUTE_CACHE_SIZE = 5000;
+
+/**
+ * openapi-backend rebuilds its list of operations from the document (lodash chains, object
+ * spreads), and compiles a RegExp per path template, on every routing, and routes each request
+ * twice (the backend, then the validator): about half of its time per request. The document never
+ * changes after init, so the list is built once and each method and path is routed once.
+ */
+function memoizeRouting(api: OpenAPIBackend): void {
+  const router = api.router;
+  const list = router.getOperations();
+  router.getOperations = () => list;
+  const match = router.matchOperation.bind(router);
+  const routes = new Map<string, ReturnType<typeof match>>();
+  router.matchOperation = ((request: Parameters<typeof match>[0], strict?: boolean) => {
+    const key = `${request.method} ${request.path}`;
+    const known = routes.get(key);
+    if (known) return known;
+    const found = strict ? match(request, true) : match(request);
+    if (found) {
+      if (routes.size >= ROUTE_CACHE_SIZE) routes.clear();
+      routes.set(key, found);
+    }
+    return found;
+  }) as typeof router.matchOperation;
+}

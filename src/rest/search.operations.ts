@@ -2,11 +2,19 @@ import type { ParsedRequest as Request } from 'openapi-backend';
 import { camelCase, renameKeys, snakeCase } from '../shared/case.js';
 import type { RestOperation } from './operation.js';
 
+/**
+ * A SearchResult in the spec's snake_case, straight from GraphQL (aliases), so search responses,
+ * the hottest path of the facade, need no renaming pass: `respond` hands GraphQL's data to
+ * `res.json` as it is. (raw_source_fields is a JSON scalar: the source's own keys, untouched.)
+ */
 const RESULT_FIELDS = `
   fragment ResultFields on SearchResult {
-    entityId name relevanceScore breadcrumbs { entityId name entityType } createdAt updatedAt textualRepresentation
-    serviceSystemMetadata { sourceName entityType chunkIndex originalEntityId syncId syncJobId }
-    access { viewers isPublic } webUrl url rawSourceFields
+    entity_id: entityId name relevance_score: relevanceScore breadcrumbs { entity_id: entityId name entity_type: entityType }
+    created_at: createdAt updated_at: updatedAt textual_representation: textualRepresentation
+    service_system_metadata: serviceSystemMetadata {
+      source_name: sourceName entity_type: entityType chunk_index: chunkIndex original_entity_id: originalEntityId sync_id: syncId sync_job_id: syncJobId
+    }
+    access { viewers is_public: isPublic } web_url: webUrl url raw_source_fields: rawSourceFields
   }`;
 
 /** Source fields are the source's own: their keys pass through untouched. */
@@ -40,19 +48,19 @@ export const searchOperations: Record<string, RestOperation> = {
     document: `query ($readableId: String!, $input: InstantSearchInput!) { searchInstant(readableId: $readableId, input: $input) { results { ...ResultFields } } } ${RESULT_FIELDS}`,
     inputLocation: 'body',
     variables: (request) => ({ readableId: readableId(request), input: body(request) }),
-    respond: (data) => toRest(data.searchInstant),
+    respond: (data) => data.searchInstant,
   },
   searchClassic: {
     document: `query ($readableId: String!, $input: ClassicSearchInput!) { searchClassic(readableId: $readableId, input: $input) { results { ...ResultFields } } } ${RESULT_FIELDS}`,
     inputLocation: 'body',
     variables: (request) => ({ readableId: readableId(request), input: body(request) }),
-    respond: (data) => toRest(data.searchClassic),
+    respond: (data) => data.searchClassic,
   },
   searchAgentic: {
     document: `query ($readableId: String!, $input: AgenticSearchInput!) { searchAgentic(readableId: $readableId, input: $input) { results { ...ResultFields } } } ${RESULT_FIELDS}`,
     inputLocation: 'body',
     variables: (request) => ({ readableId: readableId(request), input: body(request) }),
-    respond: (data) => toRest(data.searchAgentic),
+    respond: (data) => data.searchAgentic,
   },
   searchAgenticStream: {
     document: `subscription ($readableId: String!, $input: AgenticSearchInput!) { agenticSearch(readableId: $readableId, input: $input) { ...AgentEventFields } } ${AGENT_EVENT_FIELDS}`,

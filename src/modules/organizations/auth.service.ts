@@ -3,11 +3,18 @@ import { SignJWT, jwtVerify, decodeProtectedHeader, errors as joseErrors } from 
 import type { Orm } from '../../platform/db/database.js';
 import { hashSecret, type SecretBox } from '../../platform/secrets/secrets.js';
 import { UnauthenticatedError, ValidationError } from '../../shared/errors.js';
+import { invalidateOnWrites, TtlCache } from '../../shared/ttl-cache.js';
 import { ApiKey, Organization, ROLES, SigningKey, User, type Role } from './organization.entity.js';
 import type { Principal } from './principal.js';
 import type { OrganizationService } from './organization.service.js';
 
 const ISSUER = 'catchment';
+/**
+ * How long a valid API key is trusted without asking the database again. A revocation made by this
+ * process (any write of an API key or organization through the ORM) takes effect at once; one made
+ * by another process (`catchment api-keys revoke`, another API replica) within this time.
+ */
+export const API_KEY_CACHE_MS = 1000;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface IssuedToken {
@@ -23,18 +30,31 @@ export interface IssuedToken {
 export class AuthService {
   /** Signing secrets by key id, opened once per process. */
   private readonly signingSecrets = new Map<string, Uint8Array>();
+  /** Valid API keys by hash (invalid ones are never kept: every wrong key asks the database). */
+  private readonly apiKeys: TtlCache<Principal>;
 
   constructor(
     private readonly orm: Orm,
     private readonly secretBox: SecretBox,
     private readonly organizations: OrganizationService,
     private readonly defaultTokenTtlSeconds: number,
-  ) {}
+    apiKeyCacheMs = API_KEY_CACHE_MS,
+  ) {
+    this.apiKeys = new TtlCache(apiKeyCacheMs);
+    invalidateOnWrites(orm, [ApiKey, Organization], () => this.apiKeys.invalidate());
+  }
 
+  /** Every request with a key comes here: one indexed read (no entity hydration), then cached briefly. */
   async authenticateApiKey(apiKey: string): Promise<Principal> {
-    const record = await this.orm.em.fork().findOne(ApiKey, { keyHash: hashSecret(apiKey), revokedAt: null });
-    if (!record) throw new UnauthenticatedError('Invalid or revoked API key');
-    return { kind: 'api_key', organizationId: record.organization.id, apiKeyId: record.id, role: 'admin', email: null };
+    const keyHash = hashSecret(apiKey);
+    const principal = await this.apiKeys.get(keyHash, async () => {
+      const [record] = await this.orm.em
+        .getConnection()
+        .execute<{ id: string; organization_id: string }[]>('select id, organization_id from api_keys where key_hash = ? and revoked_at is null', [keyHash]);
+      if (!record) throw new UnauthenticatedError('Invalid or revoked API key');
+      return { kind: 'api_key', organizationId: record.organization_id, apiKeyId: record.id, role: 'admin', email: null } satisfies Principal;
+    });
+    return { ...principal };
   }
 
   async authenticateBearer(token: string): Promise<Principal> {

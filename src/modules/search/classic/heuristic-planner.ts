@@ -2,9 +2,14 @@ import { tokenize } from '../../../platform/embeddings/word-vector-core.js';
 import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { PlanningContext, SearchPlan, SearchPlanner } from './search-plan.js';
 
-/** Feedback documents and expansion terms of the pseudo-relevance feedback variation. */
-const FEEDBACK_DOCUMENTS = 5;
-const EXPANSION_TERMS = 6;
+/**
+ * Feedback documents and expansion terms of the pseudo-relevance feedback variation. SciFact train,
+ * nDCG@10 of classic against its primary (hybrid) query, the variation weighing 0.05: 5 documents and
+ * 6 terms −0.0013, 10 and 10 +0.0008, 10 and 15 +0.0014 (at 0.1: −0.0025, −0.0012, −0.0001).
+ * expansionTerms' own defaults (5 and 6) serve the built-in agent.
+ */
+const FEEDBACK_DOCUMENTS = 10;
+const EXPANSION_TERMS = 15;
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 const DAY_MS = 86_400_000;
@@ -12,8 +17,10 @@ const DAY_MS = 86_400_000;
 /**
  * The planner used when no language model is configured. It reads explicit dates and source names
  * from the question into filters (removing those words from the query), and adds one variation by
- * pseudo-relevance feedback: the query plus the terms that stand out in its top results (RM3-like),
- * which brings in documents that use other words for the same thing.
+ * pseudo-relevance feedback: the terms that stand out in the top results of the query (the relevance
+ * model of RM3), which brings in documents that use other words for the same thing. The variation
+ * holds the expansion terms alone: classic fusion weighs it against the primary query, which is RM3's
+ * interpolation of the query with its relevance model, done on scores.
  */
 export class HeuristicPlanner implements SearchPlanner {
   async plan(question: string, context: PlanningContext): Promise<SearchPlan> {
@@ -27,19 +34,22 @@ export class HeuristicPlanner implements SearchPlanner {
       }
     }
     query = query.replace(/\s+/g, ' ').trim() || question.trim();
-    const variations: string[] = [];
-    const expansion = expansionTerms(query, await context.probe(query));
-    if (expansion.length > 0) variations.push(`${query} ${expansion.join(' ')}`);
     const filterGroups: FilterGroup[] = conditions.length ? [{ conditions }] : [];
+    // The probe is the primary query's own run (same text, filters and strategy): no extra search.
+    const expansion = expansionTerms(query, await context.probe(query, filterGroups), { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
+    const variations = expansion.length > 0 ? [expansion.join(' ')] : [];
     return { primaryQuery: query, variations, filterGroups, strategy: 'hybrid', planner: 'heuristic' };
   }
 }
 
-/** Terms frequent in the feedback documents, weighted by how many of them share the term, minus the query's own. */
-export function expansionTerms(query: string, feedback: string[]): string[] {
+/**
+ * Terms frequent in the top `documents` feedback texts (best first), weighted by rank and by how many
+ * of them share the term, minus the query's own: the `terms` best.
+ */
+export function expansionTerms(query: string, feedback: string[], { documents = 5, terms = 6 }: { documents?: number; terms?: number } = {}): string[] {
   const own = new Set(tokenize(query));
   const weight = new Map<string, number>();
-  feedback.slice(0, FEEDBACK_DOCUMENTS).forEach((text, rank) => {
+  feedback.slice(0, documents).forEach((text, rank) => {
     const tokens = tokenize(text).filter((t) => t.length > 2 && !/^\d+$/.test(t) && !own.has(t));
     if (tokens.length === 0) return;
     const counts = new Map<string, number>();
@@ -50,11 +60,11 @@ export function expansionTerms(query: string, feedback: string[]): string[] {
   });
   // Only terms two feedback documents agree on: one document's quirks are not the topic.
   const shared = new Map<string, number>();
-  for (const text of feedback.slice(0, FEEDBACK_DOCUMENTS)) for (const token of new Set(tokenize(text))) shared.set(token, (shared.get(token) ?? 0) + 1);
+  for (const text of feedback.slice(0, documents)) for (const token of new Set(tokenize(text))) shared.set(token, (shared.get(token) ?? 0) + 1);
   return [...weight]
     .filter(([token]) => (shared.get(token) ?? 0) >= 2)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .slice(0, EXPANSION_TERMS)
+    .slice(0, terms)
     .map(([token]) => token);
 }
 

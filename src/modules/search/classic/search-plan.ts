@@ -18,8 +18,13 @@ export interface PlanningContext {
   /** Source short names of the collection's connections, e.g. `local_folder`, `postgresql`. */
   sourceNames: string[];
   now: Date;
-  /** Top texts for a query (pseudo-relevance feedback), from the collection itself. */
-  probe(text: string): Promise<string[]>;
+  /**
+   * The texts of a query's top documents, best first, one per document (its best chunk), for
+   * pseudo-relevance feedback. The query runs as a hybrid search with the caller's filter and
+   * `filterGroups`, the way classic search runs a plan's primary query: a plan whose primary query is
+   * the probed one reuses that run instead of searching again.
+   */
+  probe(text: string, filterGroups?: FilterGroup[]): Promise<string[]>;
 }
 
 export interface SearchPlanner {

@@ -1,0 +1,176 @@
+import { describe, expect, test } from '@jest/globals';
+import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
+import type { Principal } from '../../organizations/principal.js';
+import type { SearchResultView } from '../search-result.js';
+import { SearchService, type RetrieveRequest, type SearchScope } from '../search.service.js';
+import { HeuristicPlanner, expansionTerms } from './heuristic-planner.js';
+import { fuseByScore } from './score-fusion.js';
+import type { PlanningContext } from './search-plan.js';
+
+function hit(entityId: string, score: number, chunkIndex = 0, text = `${entityId} chunk ${chunkIndex}`): SearchResultView {
+  return {
+    entityId,
+    name: entityId,
+    relevanceScore: score,
+    breadcrumbs: [],
+    createdAt: null,
+    updatedAt: null,
+    textualRepresentation: text,
+    serviceSystemMetadata: { sourceName: 'stub', entityType: 'Doc', chunkIndex, originalEntityId: entityId, syncId: 'c1', syncJobId: 'j1' },
+    access: { viewers: null, isPublic: null },
+    webUrl: '',
+    url: null,
+    rawSourceFields: {},
+  };
+}
+const ids = (results: SearchResultView[]) => results.map((r) => `${r.entityId}#${r.serviceSystemMetadata.chunkIndex}`);
+
+describe('fuseByScore', () => {
+  test('one list passes through unchanged', () => {
+    const list = [hit('a', 3), hit('b', 1)];
+    expect(fuseByScore([{ results: list, weight: 1, depth: 10 }])).toBe(list);
+    expect(fuseByScore([{ results: list, weight: 1, depth: 10 }, { results: [], weight: 0.5, depth: 10 }])).toBe(list);
+  });
+
+  test('scores are divided by each list’s best, so a list on a larger scale does not dominate', () => {
+    // The variation's scores are 10× larger; at weight 0.5 it may only reorder near-ties of the primary.
+    const primary = [hit('a', 1.0), hit('b', 0.95), hit('c', 0.5)];
+    const variation = [hit('b', 20), hit('c', 19), hit('a', 2)];
+    const fused = fuseByScore([
+      { results: primary, weight: 1, depth: 10 },
+      { results: variation, weight: 0.5, depth: 10 },
+    ]);
+    // a: 1 + 0.5·0.1 = 1.05; b: 0.95 + 0.5 = 1.45; c: 0.5 + 0.5·0.95 = 0.975
+    expect(ids(fused)).toEqual(['b#0', 'a#0', 'c#0']);
+    expect(fused.map((r) => r.relevanceScore)).toEqual([1.45, 1.05, 0.975].map((x) => expect.closeTo(x, 10)));
+  });
+
+  test('a document missing from a cut list gets its last value; from a complete list, nothing', () => {
+    const primary = [hit('a', 1.0), hit('b', 0.9)];
+    const cut = [hit('c', 1.0), hit('b', 0.8)];
+    // Cut (depth 2 reached): a gets 0.8 from the variation → 1 + 0.8·w; complete (depth 10): a gets 0.
+    const weight = 0.3;
+    const fromCut = fuseByScore([{ results: primary, weight: 1, depth: 10 }, { results: cut, weight, depth: 2 }]);
+    expect(fromCut.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(1 + 0.8 * weight, 10);
+    const fromComplete = fuseByScore([{ results: primary, weight: 1, depth: 10 }, { results: cut, weight, depth: 10 }]);
+    expect(fromComplete.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(1, 10);
+    // c is only in the variation; the primary was complete: 0 + 1·w.
+    expect(fromComplete.find((r) => r.entityId === 'c')!.relevanceScore).toBeCloseTo(weight, 10);
+  });
+
+  test('documents are fused on their best chunk in each list; their chunks follow one another by own evidence', () => {
+    const primary = [hit('a', 1.0, 0), hit('b', 0.9, 0), hit('a', 0.2, 1)];
+    const variation = [hit('a', 1.0, 1), hit('b', 0.1, 0)];
+    const fused = fuseByScore([
+      { results: primary, weight: 1, depth: 10 },
+      { results: variation, weight: 0.5, depth: 10 },
+    ]);
+    // a: 1 + 0.5·1 = 1.5 for both chunks, chunk 0 first (own evidence 1 + 0.5·0 against 0.2 + 0.5·1); b: 0.9 + 0.5·0.1.
+    expect(ids(fused)).toEqual(['a#0', 'a#1', 'b#0']);
+    expect(fused[0]!.relevanceScore).toBeCloseTo(1.5, 10);
+    expect(fused[1]!.relevanceScore).toBeCloseTo(1.5, 10);
+    // The same entity id from another connection is another document.
+    const other = { ...hit('a', 5), serviceSystemMetadata: { ...hit('a', 5).serviceSystemMetadata, syncId: 'c2' } };
+    const two = fuseByScore([{ results: [hit('a', 1)], weight: 1, depth: 10 }, { results: [other], weight: 1, depth: 10 }]);
+    expect(two).toHaveLength(2);
+  });
+});
+
+describe('heuristic planner', () => {
+  const feedback = [
+    'platypus monotreme egg laying mammal river',
+    'platypus monotreme venom spur mammal',
+    'echidna monotreme mammal egg',
+    'river otter mammal',
+  ];
+
+  test('expansion terms come from several feedback documents, never the query’s own words', () => {
+    const terms = expansionTerms('platypus sighting', feedback);
+    expect(terms).toContain('monotreme');
+    expect(terms).toContain('mammal');
+    expect(terms).not.toContain('platypus');
+    expect(terms).not.toContain('venom'); // one document only
+    expect(expansionTerms('platypus sighting', feedback, { terms: 1 })).toHaveLength(1);
+    expect(expansionTerms('platypus sighting', feedback, { documents: 1 })).toEqual([]);
+  });
+
+  test('the variation is the feedback terms; the probe runs the primary query with the filters read from the question', async () => {
+    const probes: [string, FilterGroup[] | undefined][] = [];
+    const context: PlanningContext = {
+      sourceNames: ['local_folder'],
+      now: new Date('2026-06-15T00:00:00Z'),
+      probe: async (text, filterGroups) => {
+        probes.push([text, filterGroups]);
+        return feedback;
+      },
+    };
+    const plan = await new HeuristicPlanner().plan('platypus sighting since 2024 from local_folder', context);
+    const filterGroups = [
+      {
+        conditions: [
+          { field: 'updated_at', operator: 'greater_than_or_equal', value: '2024-01-01T00:00:00.000Z' },
+          { field: 'service_system_metadata.source_name', operator: 'equals', value: 'local_folder' },
+        ],
+      },
+    ];
+    expect(plan).toMatchObject({ primaryQuery: 'platypus sighting', strategy: 'hybrid', planner: 'heuristic', filterGroups });
+    expect(probes).toEqual([['platypus sighting', filterGroups]]);
+    expect(plan.variations).toHaveLength(1);
+    expect(plan.variations[0]!.split(' ')).toEqual(expect.arrayContaining(['monotreme', 'mammal']));
+    expect(plan.variations[0]).not.toMatch(/platypus/);
+    // No feedback, no variation.
+    const bare = await new HeuristicPlanner().plan('platypus', { ...context, probe: async () => [] });
+    expect(bare.variations).toEqual([]);
+  });
+});
+
+describe('classic search execution', () => {
+  /** A SearchService whose scope and index are stubbed: records every ranked list it is asked for. */
+  function service(lists: Record<string, SearchResultView[]>, failing = false) {
+    const calls: RetrieveRequest[] = [];
+    const orm = { em: { getEventManager: () => ({ registerSubscriber: () => undefined }) } };
+    const logger = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined };
+    class Stubbed extends SearchService {
+      override async scope(): Promise<SearchScope> {
+        return { collection: { readableId: 'c' } as SearchScope['collection'], indexedConnectionIds: ['c1'], federated: [], sourceNames: ['stub'] };
+      }
+      override async retrieve(_scope: SearchScope, request: RetrieveRequest): Promise<SearchResultView[]> {
+        calls.push(request);
+        if (failing && calls.length === 1) throw new Error('index down');
+        return (lists[request.text] ?? []).slice(request.offset, request.offset + request.limit);
+      }
+    }
+    const search = new Stubbed({
+      orm,
+      vectors: async () => ({}),
+      embedder: async () => ({}),
+      keywordWeight: 0.5,
+      federated: {},
+      languageModel: null,
+      agenticBudget: { maxIterations: 1, timeoutMs: 1000 },
+      logger,
+    } as unknown as ConstructorParameters<typeof SearchService>[0]);
+    return { search, calls };
+  }
+  const principal = { organizationId: 'o' } as Principal;
+  const primary = ['monotreme mammal egg', 'monotreme mammal venom', 'monotreme mammal'].map((text, i) => hit(`d${i}`, 1 - i * 0.1, 0, text));
+
+  test('the planner’s probe is the primary query’s run: two searches, the primary and the variation', async () => {
+    const { search, calls } = service({ platypus: primary, 'mammal monotreme': [hit('d9', 1)] });
+    const { results, plan } = await search.classic(principal, 'c', { query: 'platypus', limit: 2 });
+    expect(plan).toMatchObject({ primaryQuery: 'platypus', variations: ['mammal monotreme'], planner: 'heuristic' });
+    expect(calls.map((c) => [c.text, c.strategy])).toEqual([
+      ['platypus', 'hybrid'],
+      ['mammal monotreme', 'hybrid'],
+    ]);
+    expect(results.map((r) => r.entityId)).toEqual(['d0', 'd1']);
+  });
+
+  test('a failing probe falls back to instant search', async () => {
+    const { search, calls } = service({ platypus: primary }, true);
+    const { results, plan } = await search.classic(principal, 'c', { query: 'platypus', limit: 2 });
+    expect(plan.planner).toBe('instant');
+    expect(results.map((r) => r.entityId)).toEqual(['d0', 'd1']);
+    expect(calls).toHaveLength(2);
+  });
+});

@@ -27,7 +27,7 @@ export class SearchResolver {
   }
 
   @Query(() => ClassicSearchResponse, {
-    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused by reciprocal rank and paged. A planner failure falls back to instant search.',
+    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused per document on their normalized scores (variations weigh less than the primary query) and paged. A planner failure falls back to instant search.',
   })
   @UseMiddleware(Guard(member))
   async searchClassic(@Ctx() ctx: GraphQLContext, @Arg('readableId') readableId: string, @Arg('input', () => ClassicSearchInput) input: ClassicSearchInput): Promise<ClassicSearchResponse> {

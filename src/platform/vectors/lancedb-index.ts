@@ -13,13 +13,12 @@ import {
   makeData,
   makeVector,
 } from 'apache-arrow';
-import { ValidationError, type ErrorLocation } from '../../shared/errors.js';
+import { ValidationError } from '../../shared/errors.js';
+import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
 import type {
   ChunkRecord,
-  FilterCondition,
   FilterGroup,
   FilterOperator,
-  FilterableField,
   ScoredChunk,
   VectorIndex,
   VectorQuery,
@@ -620,14 +619,6 @@ function entityFusion(keyword: Ranked[], semantic: Ranked[], keywordWeight: numb
   return scored.map(({ row, score }) => ({ row, score }));
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function finiteOr(value: number, fallback: number): number {
-  return Number.isFinite(value) ? value : fallback;
-}
-
 /** LanceDB's "table is gone" errors (native errors are not `instanceof Error` inside Jest's VM realm). */
 function isNotFound(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
@@ -636,32 +627,12 @@ function isNotFound(error: unknown): boolean {
 
 // ---------------------------------------------------------------- filters
 
-type FieldKind = 'string' | 'date' | 'integer' | 'list';
-
-/** Filterable field → column and kind. Breadcrumb fields are List<Utf8> columns (any element matches). */
-const FIELDS: Record<FilterableField, { column: string; kind: FieldKind }> = {
-  entity_id: { column: 'entity_id', kind: 'string' },
-  name: { column: 'name', kind: 'string' },
-  created_at: { column: 'created_at', kind: 'date' },
-  updated_at: { column: 'updated_at', kind: 'date' },
-  'breadcrumbs.entity_id': { column: 'breadcrumb_entity_ids', kind: 'list' },
-  'breadcrumbs.name': { column: 'breadcrumb_names', kind: 'list' },
-  'breadcrumbs.entity_type': { column: 'breadcrumb_entity_types', kind: 'list' },
-  'service_system_metadata.entity_type': { column: 'entity_type', kind: 'string' },
-  'service_system_metadata.source_name': { column: 'source_name', kind: 'string' },
-  'service_system_metadata.original_entity_id': { column: 'entity_id', kind: 'string' },
-  'service_system_metadata.chunk_index': { column: 'chunk_index', kind: 'integer' },
-  'service_system_metadata.sync_id': { column: 'sync_id', kind: 'string' },
-  'service_system_metadata.sync_job_id': { column: 'sync_job_id', kind: 'string' },
-};
-
 const COMPARISON: Partial<Record<FilterOperator, string>> = {
   greater_than: '>',
   less_than: '<',
   greater_than_or_equal: '>=',
   less_than_or_equal: '<=',
 };
-const OPERATORS = new Set<string>(['equals', 'not_equals', 'contains', 'in', 'not_in', ...Object.keys(COMPARISON)]);
 
 /** A SQL string literal: single quotes doubled (LanceDB's SQL treats backslashes literally). */
 export function literal(value: string): string {
@@ -673,97 +644,42 @@ export function literal(value: string): string {
  * for no filter. Throws ValidationError (loc `filter.<g>.conditions.<c>.<field|operator|value>`).
  */
 export function whereClause(filter: FilterGroup[] | null | undefined): string | null {
-  if (!filter || filter.length === 0) return null;
-  const issues: ConstructorParameters<typeof ValidationError>[0] = [];
-  const groups = filter.map((group, g) => {
-    const conditions = (group?.conditions ?? []).map((condition, c) => {
-      try {
-        return conditionSql(condition, ['filter', g, 'conditions', c]);
-      } catch (error) {
-        if (error instanceof ValidationError) issues.push(...error.issues);
-        else throw error;
-        return 'FALSE';
-      }
-    });
-    return conditions.length === 0 ? 'TRUE' : conditions.map((sql) => `(${sql})`).join(' AND ');
-  });
-  if (issues.length > 0) throw new ValidationError(issues);
-  return groups.map((sql) => `(${sql})`).join(' OR ');
+  const groups = translateFilter(filter, conditionSql);
+  if (!groups) return null;
+  return groups.map((conditions) => `(${conditions.length === 0 ? 'TRUE' : conditions.map((sql) => `(${sql})`).join(' AND ')})`).join(' OR ');
 }
 
-function conditionSql(condition: FilterCondition, loc: ErrorLocation): string {
-  const fail = (key: 'field' | 'operator' | 'value', msg: string, type = 'value_error'): never => {
-    throw new ValidationError([{ loc: [...loc, key], msg, type }]);
-  };
-  const { field, operator, value } = condition ?? ({} as FilterCondition);
-  const spec = Object.hasOwn(FIELDS, field) ? FIELDS[field] : undefined;
-  if (!spec) return fail('field', `Unknown filterable field ${JSON.stringify(field)}`, 'enum');
-  if (!OPERATORS.has(operator)) return fail('operator', `Unknown filter operator ${JSON.stringify(operator)}`, 'enum');
-  const { column, kind } = spec;
-  const many = operator === 'in' || operator === 'not_in';
-  if (many && !Array.isArray(value)) return fail('value', `Operator ${operator} needs an array value`, 'list_type');
-  if (!many && Array.isArray(value)) return fail('value', `Operator ${operator} needs a single value, not an array`, 'value_error');
-
-  const scalar = (v: unknown): string => {
-    switch (kind) {
-      case 'date': {
-        const time = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Date.parse(v) : Number.NaN;
-        if (!Number.isFinite(time)) return fail('value', `${field} needs an ISO 8601 date-time`, 'datetime_parsing');
-        return `arrow_cast(${Math.trunc(time)}, 'Timestamp(Millisecond, Some("UTC"))')`;
-      }
-      case 'integer':
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('value', `${field} needs an integer`, 'int_type');
-        return String(v);
-      default:
-        if (typeof v === 'string') return literal(v);
-        if (typeof v === 'number' && Number.isFinite(v)) return literal(String(v));
-        return fail('value', `${field} needs a string`, 'string_type');
-    }
-  };
-
+function conditionSql({ column, kind, operator, values }: CheckedCondition): string {
+  const sql = (v: string | number | Date): string =>
+    v instanceof Date ? `arrow_cast(${v.getTime()}, 'Timestamp(Millisecond, Some("UTC"))')` : typeof v === 'number' ? String(v) : literal(v);
   if (kind === 'list') {
     // Any breadcrumb matches: equals and contains test membership.
-    const has = (v: unknown) => `array_has(${column}, ${scalar(v)})`;
+    const has = (v: string | number | Date) => `array_has(${column}, ${sql(v)})`;
     switch (operator) {
-      case 'equals':
-      case 'contains':
-        return has(value);
       case 'not_equals':
-        return `NOT ${has(value)}`;
+        return `NOT ${has(values[0]!)}`;
       case 'in':
-        return anyOf((value as unknown[]).map(has));
+        return anyOf(values.map(has));
       case 'not_in':
-        return `NOT (${anyOf((value as unknown[]).map(has))})`;
-      default:
-        return fail('operator', `Operator ${operator} does not apply to ${field}`, 'value_error');
+        return `NOT (${anyOf(values.map(has))})`;
+      default: // equals, contains
+        return has(values[0]!);
     }
   }
-
-  const nullable = kind === 'date';
-  const orNull = (sql: string) => (nullable ? `${column} IS NULL OR ${sql}` : sql);
+  const orNull = (predicate: string) => (kind === 'date' ? `${column} IS NULL OR ${predicate}` : predicate);
   const comparison = COMPARISON[operator];
-  if (comparison) {
-    if (kind === 'string') return fail('operator', `Operator ${operator} applies to created_at, updated_at and chunk_index only`, 'value_error');
-    return `${column} ${comparison} ${scalar(value)}`;
-  }
+  if (comparison) return `${column} ${comparison} ${sql(values[0]!)}`;
   switch (operator) {
-    case 'equals':
-      return `${column} = ${scalar(value)}`;
     case 'not_equals':
-      return orNull(`${column} <> ${scalar(value)}`);
-    case 'in': {
-      const values = (value as unknown[]).map(scalar);
-      return values.length === 0 ? 'FALSE' : `${column} IN (${values.join(', ')})`;
-    }
-    case 'not_in': {
-      const values = (value as unknown[]).map(scalar);
-      return values.length === 0 ? 'TRUE' : orNull(`${column} NOT IN (${values.join(', ')})`);
-    }
+      return orNull(`${column} <> ${sql(values[0]!)}`);
+    case 'in':
+      return values.length === 0 ? 'FALSE' : `${column} IN (${values.map(sql).join(', ')})`;
+    case 'not_in':
+      return values.length === 0 ? 'TRUE' : orNull(`${column} NOT IN (${values.map(sql).join(', ')})`);
     case 'contains':
-      if (kind !== 'string') return fail('operator', `Operator contains does not apply to ${field}`, 'value_error');
-      return `contains(${column}, ${scalar(value)})`;
-    default:
-      return fail('operator', `Operator ${operator} does not apply to ${field}`, 'value_error');
+      return `contains(${column}, ${sql(values[0]!)})`;
+    default: // equals
+      return `${column} = ${sql(values[0]!)}`;
   }
 }
 

@@ -10,8 +10,9 @@ import weaviate, {
   type WeaviateClass,
   type WeaviateClient,
 } from 'weaviate-client';
-import { ValidationError, type ErrorLocation, type ValidationIssue } from '../../shared/errors.js';
-import type { ChunkRecord, FilterCondition, FilterGroup, FilterableField, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
+import { ValidationError } from '../../shared/errors.js';
+import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
+import type { ChunkRecord, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
 
 /** The Weaviate collection (class) holding every Catchment collection's chunks, one tenant each. */
 export const DEFAULT_CLASS_NAME = 'CatchmentChunk';
@@ -505,40 +506,10 @@ function isValidDate(value: Date | null): value is Date {
   return value instanceof Date && Number.isFinite(value.getTime());
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function finiteOr(value: number, fallback: number): number {
-  return Number.isFinite(value) ? value : fallback;
-}
-
 // ---------------------------------------------------------------- filters
 
 /** A filter on one stored property (the client's filter builder, detached from any connection). */
 const property = (name: PropertyName) => weaviate.filter.byProperty(name);
-
-type FieldKind = 'string' | 'date' | 'integer' | 'list';
-
-/** Filterable field → property and kind. Breadcrumb fields are text[] properties (any element matches). */
-const FIELDS: Record<FilterableField, { property: PropertyName; kind: FieldKind }> = {
-  entity_id: { property: 'entity_id', kind: 'string' },
-  name: { property: 'name', kind: 'string' },
-  created_at: { property: 'created_at', kind: 'date' },
-  updated_at: { property: 'updated_at', kind: 'date' },
-  'breadcrumbs.entity_id': { property: 'breadcrumb_entity_ids', kind: 'list' },
-  'breadcrumbs.name': { property: 'breadcrumb_names', kind: 'list' },
-  'breadcrumbs.entity_type': { property: 'breadcrumb_entity_types', kind: 'list' },
-  'service_system_metadata.entity_type': { property: 'entity_type', kind: 'string' },
-  'service_system_metadata.source_name': { property: 'source_name', kind: 'string' },
-  'service_system_metadata.original_entity_id': { property: 'entity_id', kind: 'string' },
-  'service_system_metadata.chunk_index': { property: 'chunk_index', kind: 'integer' },
-  'service_system_metadata.sync_id': { property: 'sync_id', kind: 'string' },
-  'service_system_metadata.sync_job_id': { property: 'sync_job_id', kind: 'string' },
-};
-
-const RANGE_OPERATORS = new Set<string>(['greater_than', 'less_than', 'greater_than_or_equal', 'less_than_or_equal']);
-const OPERATORS = new Set<string>(['equals', 'not_equals', 'contains', 'in', 'not_in', ...RANGE_OPERATORS]);
 
 /**
  * A translated filter: a Weaviate filter, or `true` (matches everything: no filter to send) or
@@ -553,23 +524,8 @@ export type WeaviateFilter = FilterValue | boolean;
  * and messages as the LanceDB adapter.
  */
 export function weaviateFilter(filter: FilterGroup[] | null | undefined): WeaviateFilter {
-  if (!filter || filter.length === 0) return true;
-  const issues: ValidationIssue[] = [];
-  const groups = filter.map((group, g) =>
-    allOf(
-      (group?.conditions ?? []).map((condition, c) => {
-        try {
-          return conditionFilter(condition, ['filter', g, 'conditions', c]);
-        } catch (error) {
-          if (!(error instanceof ValidationError)) throw error;
-          issues.push(...error.issues);
-          return false;
-        }
-      }),
-    ),
-  );
-  if (issues.length > 0) throw new ValidationError(issues);
-  return anyOf(groups);
+  const groups = translateFilter(filter, conditionFilter);
+  return groups ? anyOf(groups.map(allOf)) : true;
 }
 
 function allOf(parts: WeaviateFilter[]): WeaviateFilter {
@@ -592,42 +548,8 @@ export function likePattern(value: string): string {
   return `*${value.replace(/[*?]/g, '?')}*`;
 }
 
-function conditionFilter(condition: FilterCondition, loc: ErrorLocation): WeaviateFilter {
-  const fail = (key: 'field' | 'operator' | 'value', msg: string, type = 'value_error'): never => {
-    throw new ValidationError([{ loc: [...loc, key], msg, type }]);
-  };
-  const { field, operator, value } = condition ?? ({} as FilterCondition);
-  const spec = Object.hasOwn(FIELDS, field) ? FIELDS[field] : undefined;
-  if (!spec) return fail('field', `Unknown filterable field ${JSON.stringify(field)}`, 'enum');
-  if (!OPERATORS.has(operator)) return fail('operator', `Unknown filter operator ${JSON.stringify(operator)}`, 'enum');
-  const { kind } = spec;
-  const many = operator === 'in' || operator === 'not_in';
-  if (many && !Array.isArray(value)) return fail('value', `Operator ${operator} needs an array value`, 'list_type');
-  if (!many && Array.isArray(value)) return fail('value', `Operator ${operator} needs a single value, not an array`, 'value_error');
-  if (RANGE_OPERATORS.has(operator) && (kind === 'string' || kind === 'list')) {
-    if (kind === 'list') return fail('operator', `Operator ${operator} does not apply to ${field}`, 'value_error');
-    return fail('operator', `Operator ${operator} applies to created_at, updated_at and chunk_index only`, 'value_error');
-  }
-  if (operator === 'contains' && (kind === 'date' || kind === 'integer')) return fail('operator', `Operator contains does not apply to ${field}`, 'value_error');
-
-  const scalar = (v: unknown): string | number | Date => {
-    switch (kind) {
-      case 'date': {
-        const time = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Date.parse(v) : Number.NaN;
-        if (!Number.isFinite(time)) return fail('value', `${field} needs an ISO 8601 date-time`, 'datetime_parsing');
-        return new Date(Math.trunc(time));
-      }
-      case 'integer':
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('value', `${field} needs an integer`, 'int_type');
-        return v;
-      default:
-        if (typeof v === 'string') return v;
-        if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-        return fail('value', `${field} needs a string`, 'string_type');
-    }
-  };
-  const values = many ? (value as unknown[]).map(scalar) : [scalar(value)];
-  const target = property(spec.property);
+function conditionFilter({ column, kind, operator, values }: CheckedCondition): WeaviateFilter {
+  const target = property(column as PropertyName);
   const textual = kind === 'string' || kind === 'list';
 
   switch (operator) {
@@ -651,9 +573,7 @@ function conditionFilter(condition: FilterCondition, loc: ErrorLocation): Weavia
       return target.greaterOrEqual(values[0] as number | Date);
     case 'less_than':
       return target.lessThan(values[0] as number | Date);
-    case 'less_than_or_equal':
+    default: // less_than_or_equal
       return target.lessOrEqual(values[0] as number | Date);
-    default:
-      return fail('operator', `Operator ${String(operator)} does not apply to ${field}`, 'value_error');
   }
 }

@@ -146,6 +146,35 @@ describe('LanceDbVectorIndex', () => {
     expect(await index.count(id)).toBe(6000);
   });
 
+  test('optimize() gives a large table an IVF vector index; searches still find exact matches, filtered too, and rows added after it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-ivf-'));
+    const small = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
+    try {
+      const id = randomUUID();
+      await small.add(id, Array.from({ length: 1999 }, (_, i) => chunk(i)));
+      await small.optimize(id);
+      const vectorIndexes = async () => (await (await (small as any).existing(id)).listIndices()).filter((index: { columns: string[] }) => index.columns.includes('vector'));
+      expect(await vectorIndexes()).toEqual([]); // below the threshold: exact scans
+      await small.add(id, Array.from({ length: 1001 }, (_, i) => chunk(1999 + i)));
+      await small.optimize(id);
+      expect(await vectorIndexes()).toHaveLength(1);
+      for (const seed of [7, 1234, 2999]) {
+        const [top] = await small.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, seed), limit: 5, offset: 0 });
+        expect(top!.chunk.entityId).toBe(`entity-${seed}`);
+      }
+      const filtered = await small.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1500), limit: 3, offset: 0, filter: [{ conditions: [{ field: 'entity_id', operator: 'in', value: ['entity-1500', 'entity-9'] }] }] });
+      expect(filtered.map((r) => r.chunk.entityId)).toEqual(['entity-1500', 'entity-9']);
+      // Rows written after the index are searched too (exactly, until the next optimize).
+      await small.add(id, [chunk(5000)]);
+      expect((await small.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 5000), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-5000');
+      await small.optimize(id);
+      expect((await small.search(id, { strategy: 'hybrid', text: 'number 5000', vector: seededVector(DIMENSIONS, 5000), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-5000');
+    } finally {
+      await small.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('rejects vectors of the wrong width', async () => {
     const id = randomUUID();
     await expect(index.add(id, [chunk(1, { vector: new Float32Array(3) })])).rejects.toThrow(/dimensional/);

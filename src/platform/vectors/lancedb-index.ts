@@ -73,7 +73,21 @@ export interface LanceDbVectorIndexOptions {
    * worker writes, the API process searches). 0, the default, checks for a newer version on every read.
    */
   readConsistencyIntervalSeconds?: number;
+  /**
+   * Rows from which optimize() gives a table an approximate vector index (IVF_FLAT, cosine). Below it
+   * a semantic search is an exact scan, fast enough; above it the scan dominates the query (about
+   * 37 ms at 100,000 chunks against 7 ms with the index, measured by bench:search).
+   */
+  vectorIndexMinRows?: number;
 }
+
+const DEFAULT_VECTOR_INDEX_MIN_ROWS = 50_000;
+/**
+ * IVF partitions and how many of them a query probes: 64 / 24 kept recall against the exact scan at
+ * 0.99–1.0 in the top 10 and 0.97–0.995 in the top 200 on 100,000 chunks (bench:search's dataset).
+ */
+const IVF_PARTITIONS = 64;
+const IVF_PROBES = 24;
 
 export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
 
@@ -99,12 +113,13 @@ export class LanceDbVectorIndex implements VectorIndex {
   private constructor(
     private readonly db: lancedb.Connection,
     private readonly dimensions: number,
+    private readonly vectorIndexMinRows: number,
   ) {}
 
   static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
     if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
     const db = await lancedb.connect(directory, { readConsistencyInterval: options.readConsistencyIntervalSeconds ?? 0 });
-    return new LanceDbVectorIndex(db, dimensions);
+    return new LanceDbVectorIndex(db, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS);
   }
 
   /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
@@ -171,8 +186,20 @@ export class LanceDbVectorIndex implements VectorIndex {
   async optimize(collectionId: string): Promise<void> {
     await this.exclusive(collectionId, async () => {
       const table = await this.existing(collectionId);
-      if (table) await this.compact(collectionId, table);
+      if (!table) return;
+      await this.compact(collectionId, table);
+      await this.ensureVectorIndex(table);
     });
+  }
+
+  /**
+   * A large table gets its IVF index once; later optimize() calls (compaction) fold new rows into it,
+   * and rows not yet indexed are still searched exactly, so nothing is missed meanwhile.
+   */
+  private async ensureVectorIndex(table: lancedb.Table): Promise<void> {
+    if ((await table.listIndices()).some((index) => index.columns.includes('vector'))) return;
+    if ((await table.countRows()) < this.vectorIndexMinRows) return;
+    await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: IVF_PARTITIONS, distanceType: 'cosine' }) });
   }
 
   async close(): Promise<void> {
@@ -272,8 +299,10 @@ export class LanceDbVectorIndex implements VectorIndex {
     const vector = query.vector;
     if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
     if (vector.length !== this.dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${this.dimensions}`);
-    let search = table.vectorSearch(vector).distanceType('cosine').select([...CANDIDATE_COLUMNS, '_distance']).withRowId().limit(depth);
-    if (where !== null) search = search.where(where);
+    let search = table.vectorSearch(vector).distanceType('cosine').nprobes(IVF_PROBES).select([...CANDIDATE_COLUMNS, '_distance']).withRowId().limit(depth);
+    // A filter makes the search exact: the IVF index probes only some partitions, and a selective
+    // filter's few matches may all lie outside them. The filter itself narrows the scan.
+    if (where !== null) search = search.where(where).bypassVectorIndex();
     const rows = (await search.toArray()) as Row[];
     // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
     return sortRanked(rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) })));

@@ -25,6 +25,8 @@ export interface PushBatchView {
 
 /** Jobs a batch gets in all: a batch whose worker died while running it waits again, up to this. */
 const MAX_ATTEMPTS = 3;
+/** SQL over a batch `b` and its job `j`: the job was lost with its worker and the batch has attempts left. */
+const RETRYABLE = `(j.status = 'FAILED' and j.error_details->>'type' = 'WorkerLost' and b.items is not null and b.attempts < ${MAX_ATTEMPTS})`;
 
 /** Another process linked the batch to a job first. */
 class BatchTaken extends Error {}
@@ -111,13 +113,13 @@ export class PushBatchService implements PushedBatches {
     // The janitor fails the RUNNING jobs of dead workers with errorDetails.type WorkerLost (sync-worker.ts).
     await connection.execute(
       `update push_batches b set job_id = null from sync_jobs j
-       where b.job_id = j.id and j.status = 'FAILED' and j.error_details->>'type' = 'WorkerLost' and b.items is not null
-         and b.attempts < ${MAX_ATTEMPTS} and ${scope}`,
+       where b.job_id = j.id and ${RETRYABLE} and ${scope}`,
       [connectionId, connectionId],
     );
     await connection.execute(
       `update push_batches b set items = null from sync_jobs j
-       where b.job_id = j.id and b.items is not null and j.status in ('COMPLETED', 'FAILED', 'CANCELLED') and ${scope}`,
+       where b.job_id = j.id and b.items is not null and j.status in ('COMPLETED', 'FAILED', 'CANCELLED') and ${scope}
+         and not ${RETRYABLE}`,
       [connectionId, connectionId],
     );
     const idle = await connection.execute<{ source_connection_id: string }[]>(
@@ -136,14 +138,22 @@ export class PushBatchService implements PushedBatches {
    */
   private async startNext(connectionId: string): Promise<void> {
     const em = this.orm.em.fork();
-    const next = await em.findOne(PushBatch, { sourceConnection: connectionId, job: null }, { orderBy: { createdAt: 'asc', id: 'asc' }, populate: ['sourceConnection'] });
-    if (!next) return;
+    // The oldest batch still to sync, including one whose worker was lost after this reconcile's
+    // first step looked (the janitor may fail its job at any moment): it goes before younger batches.
+    const [oldest] = await em.getConnection().execute<{ id: string; job_id: string | null }[]>(
+      `select b.id, b.job_id from push_batches b left join sync_jobs j on j.id = b.job_id
+       where b.source_connection_id = ? and b.items is not null and (b.job_id is null or ${RETRYABLE})
+       order by b.created_at, b.id limit 1`,
+      [connectionId],
+    );
+    if (!oldest) return;
+    const next = await em.findOneOrFail(PushBatch, { id: oldest.id }, { populate: ['sourceConnection'] });
     try {
       await this.sync.start(next.sourceConnection, {
         trigger: 'push',
         forceFullSync: false,
         attach: async (tx, job) => {
-          const linked = await tx.nativeUpdate(PushBatch, { id: next.id, job: null, attempts: next.attempts }, { job: job.id, attempts: next.attempts + 1 });
+          const linked = await tx.nativeUpdate(PushBatch, { id: next.id, job: oldest.job_id, attempts: next.attempts }, { job: job.id, attempts: next.attempts + 1 });
           if (linked === 0) throw new BatchTaken();
         },
       });

@@ -1,7 +1,7 @@
 import type { PushedBatches, SourceItem } from '../../connectors/connector.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../shared/errors.js';
+import { ConflictError, ValidationError } from '../../shared/errors.js';
 import { UUID_PATTERN } from '../../shared/ids.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { Principal } from '../organizations/principal.js';
@@ -52,7 +52,7 @@ export class PushBatchService implements PushedBatches {
    */
   async push(principal: Principal, connectionId: string, input: PushInput): Promise<PushBatchView> {
     const em = this.orm.em.fork();
-    const connection = await this.connectionOf(principal, connectionId);
+    const connection = await this.sync.connectionOf(principal, connectionId);
     if (!this.sources.connector(connection.shortName).receivesPushes) {
       throw new ConflictError(`Source connection "${connection.id}" is a ${connection.shortName} connection: only push connections accept entities`);
     }
@@ -73,7 +73,7 @@ export class PushBatchService implements PushedBatches {
 
   /** One batch of a connection of the caller's organization, with its job; null when there is none. */
   async batch(principal: Principal, connectionId: string, batchId: string): Promise<PushBatchView | null> {
-    const connection = await this.connectionOf(principal, connectionId);
+    const connection = await this.sync.connectionOf(principal, connectionId);
     if (!UUID_PATTERN.test(batchId)) return null;
     const batch = await this.orm.em.fork().findOne(PushBatch, { id: batchId, sourceConnection: connection.id }, { fields: ['id'] });
     return batch ? this.view(batch.id) : null;
@@ -174,13 +174,5 @@ export class PushBatchService implements PushedBatches {
       createdAt: batch.createdAt,
       job: batch.job ? jobView(batch.job) : null,
     };
-  }
-
-  private async connectionOf(principal: Principal, connectionId: string): Promise<SourceConnection> {
-    const connection = UUID_PATTERN.test(connectionId)
-      ? await this.orm.em.fork().findOne(SourceConnection, { id: connectionId, organization: principal.organizationId })
-      : null;
-    if (!connection) throw NotFoundError.of('Source connection', connectionId);
-    return connection;
   }
 }

@@ -186,7 +186,8 @@ export class SyncService {
     await this.pubsub.publish(jobProgressTopic(job.id), jobView(job));
   }
 
-  private async connectionOf(principal: Principal, connectionId: string): Promise<SourceConnection> {
+  /** The organization's connection by id; NotFoundError otherwise (another organization's included). */
+  async connectionOf(principal: Principal, connectionId: string): Promise<SourceConnection> {
     const connection = UUID_PATTERN.test(connectionId)
       ? await this.orm.em.fork().findOne(SourceConnection, { id: connectionId, organization: principal.organizationId })
       : null;

@@ -3,43 +3,23 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Logger } from '../../platform/logger.js';
-import { CredentialsRejectedError, SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
+import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
 import connector from './index.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
 
-const noop = () => {};
-const logger = { debug: noop, info: noop, warn: noop, error: noop, trace: noop, fatal: noop, child: () => logger } as unknown as Logger;
-const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
+const logger = silentLogger;
+const DEFAULTS = configDefaults(connector);
 
 let root: string;
 let repository: TestRepository;
 const environment = () => ({ localFolderRoots: [root] });
 
-async function sync(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, credentials: Record<string, unknown> = {}) {
-  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials, cursor, signal: new AbortController().signal, logger }, environment());
-  const items: SourceItem[] = [];
-  for await (const item of run.items) items.push(item);
-  const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
-  return {
-    complete: run.complete,
-    cursor: run.nextCursor(),
-    entities,
-    byId: new Map(entities.map((entity) => [entity.entityId, entity])),
-    ids: entities.map((entity) => entity.entityId).sort(),
-    keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
-    deletes: items.flatMap((item) => ('delete' in item ? [item.delete] : [])).sort(),
-  };
-}
+const sync = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, credentials: Record<string, unknown> = {}) =>
+  collectRun(connector, { config, cursor, credentials, environment: environment() });
 
 const validate = (config: Record<string, unknown>, credentials: Record<string, unknown> = {}) =>
   connector.validate({ config: { ...DEFAULTS, ...config }, credentials, logger }, environment());
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  expect(error).toBeInstanceOf(Error);
-  return error as Error;
-}
 
 beforeAll(() => {
   root = realpathSync(mkdtempSync(path.join(tmpdir(), 'git-connector-')));

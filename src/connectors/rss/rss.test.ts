@@ -1,34 +1,12 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
-import type { Logger } from '../../platform/logger.js';
-import { SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import { SourceConfigError } from '../connector.js';
+import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
 import { TestSite } from '../web/test-site.js';
 import connector from './index.js';
 import { atom, rss2, type TestFeedItem } from './test-feeds.js';
 
-const noop = () => {};
-const logger = { debug: noop, info: noop, warn: noop, error: noop, trace: noop, fatal: noop, child: () => logger } as unknown as Logger;
-const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
 
-async function sync(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
-  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials: {}, cursor, signal: new AbortController().signal, logger }, { localFolderRoots: [] });
-  const items: SourceItem[] = [];
-  for await (const item of run.items) items.push(item);
-  const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
-  return {
-    complete: run.complete,
-    cursor: run.nextCursor(),
-    byId: new Map(entities.map((entity) => [entity.entityId, entity])),
-    ids: entities.map((entity) => entity.entityId).sort(),
-    keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
-    deletes: items.flatMap((item) => ('delete' in item ? [item.delete] : [])).sort(),
-  };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  expect(error).toBeInstanceOf(Error);
-  return error as Error;
-}
+const sync = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) => collectRun(connector, { config, cursor });
 
 let site: TestSite;
 const u = (path: string) => `${site.url}${path}`;
@@ -99,7 +77,7 @@ describe('rss connector', () => {
   });
 
   test('validation fetches and parses each feed', async () => {
-    const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, { localFolderRoots: [] });
+    const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...configDefaults(connector), ...config }, credentials: {}, logger: silentLogger }, { localFolderRoots: [] });
     await expect(validate({ feed_urls: [u('/news.xml'), u('/releases.atom')] })).resolves.toBeUndefined();
     const missing = await rejection(validate({ feed_urls: [u('/missing.xml')] }));
     expect(missing).toBeInstanceOf(SourceConfigError);

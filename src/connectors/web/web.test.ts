@@ -1,34 +1,16 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
-import type { Logger } from '../../platform/logger.js';
-import { SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import { SourceConfigError } from '../connector.js';
+import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
 import { outlinePage } from './html-page.js';
 import connector from './index.js';
 import { htmlPage, TestSite } from './test-site.js';
 
-const noop = () => {};
-const logger = { debug: noop, info: noop, warn: noop, error: noop, trace: noop, fatal: noop, child: () => logger } as unknown as Logger;
-const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
+const logger = silentLogger;
+const DEFAULTS = configDefaults(connector);
 
-async function crawl(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
-  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials: {}, cursor, signal: new AbortController().signal, logger }, { localFolderRoots: [] });
-  const items: SourceItem[] = [];
-  for await (const item of run.items) items.push(item);
-  const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
-  return {
-    cursor: run.nextCursor(),
-    byId: new Map(entities.map((entity) => [entity.entityId, entity])),
-    ids: entities.map((entity) => entity.entityId).sort(),
-    keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
-  };
-}
+const crawl = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) => collectRun(connector, { config, cursor });
 
 const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, { localFolderRoots: [] });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(() => null, (caught: unknown) => caught);
-  expect(error).toBeInstanceOf(Error);
-  return error as Error;
-}
 
 let site: TestSite;
 const u = (path: string) => `${site.url}${path}`;

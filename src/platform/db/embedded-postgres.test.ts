@@ -28,12 +28,13 @@ async function serverVersion(url: string): Promise<string> {
   }
 }
 
-test('the embedded database is served on a Unix socket in the data directory, never on TCP, to the pg driver and to MikroORM', async () => {
+test('the embedded database is served on a Unix socket in the data directory (its URL names the socket directory, no port) to the pg driver and to MikroORM', async () => {
   const dataDir = scratch();
   const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
   try {
     const url = new URL(embedded.url);
     expect(url.searchParams.get('host')).toBe(dataDir);
+    expect(url.port).toBe('');
     expect(statSync(path.join(dataDir, '.s.PGSQL.5432')).isSocket()).toBe(true);
     expect(statSync(path.join(dataDir, 'pglite.json')).mode & 0o777).toBe(0o600);
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);

@@ -159,7 +159,7 @@ export const settings = {
     env: 'CATCHMENT_EMBEDDER',
     default: 'builtin' as const,
     parse: oneOf('builtin', 'openai'),
-    description: '`builtin`: offline word-vector model (`catchment-word-vectors-100d-sif`, 100 dimensions). `openai`: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, TEI).',
+    description: '`builtin`: offline word-vector model (`catchment-word-vectors-100d-sif2`, 100 dimensions). `openai`: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM, TEI).',
   },
   embeddingUrl: {
     env: 'CATCHMENT_EMBEDDING_URL',

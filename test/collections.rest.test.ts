@@ -31,7 +31,7 @@ describe.each<Deployment>(['embedded', 'servers'])('collections over REST (%s de
       modified_by_email: null,
       status: 'NEEDS SOURCE',
       vector_size: 100,
-      embedding_model_name: 'catchment-word-vectors-100d-sif',
+      embedding_model_name: 'catchment-word-vectors-100d-sif2',
       source_connection_summaries: [],
     });
     const fetched = await call('GET', `/collections/${body.readable_id}`);

@@ -104,13 +104,13 @@ describe('instant search (embedded deployment)', () => {
 
   test('a collection embedded by another model than the active one is refused with a 409 naming both, in every tier', async () => {
     const made = (await call('POST', '/collections', { name: 'Embedded elsewhere', readable_id: 'embedded-elsewhere' })).body;
-    expect(made).toMatchObject({ embedding_model_name: 'catchment-word-vectors-100d-sif', vector_size: 100 });
+    expect(made).toMatchObject({ embedding_model_name: 'catchment-word-vectors-100d-sif2', vector_size: 100 });
     // As if it had been created while the service ran another embedder.
     await server.running.core.database.orm.em.getConnection().execute(`update collections set embedding_model_name = 'text-embedding-3-small', vector_size = 1536 where id = ?`, [made.id]);
     for (const tier of ['instant', 'classic', 'agentic']) {
       const refused = await call('POST', `/collections/embedded-elsewhere/search/${tier}`, { query: 'anything' });
       expect([tier, refused.status]).toEqual([tier, 409]);
-      expect(refused.body.detail).toMatch(/embedded with text-embedding-3-small \(1536 dimensions\).*catchment-word-vectors-100d-sif \(100\)/);
+      expect(refused.body.detail).toMatch(/embedded with text-embedding-3-small \(1536 dimensions\).*catchment-word-vectors-100d-sif2 \(100\)/);
     }
   });
 

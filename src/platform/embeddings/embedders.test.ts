@@ -30,6 +30,25 @@ describe('built-in word-vector embedder', () => {
     expect(cosine(a1!, b!)).toBeLessThan(0.99);
   });
 
+  test('a word the vocabulary does not know still counts: texts sharing it are closer', async () => {
+    const [query, sharing, other] = await embedder.embed([
+      'zxqvorin inhibition in tumour cells',
+      'zxqvorin inhibition reduces tumour growth in cells',
+      'kinase inhibition reduces tumour growth in cells',
+    ]);
+    expect(cosine(query!, sharing!)).toBeGreaterThan(cosine(query!, other!) + 0.02);
+    // Its trigrams make a near-spelling closer than an unrelated unknown word.
+    const [variant, unrelated] = await embedder.embed(['zxqvorins inhibition in tumour cells', 'plmbwudge inhibition in tumour cells']);
+    expect(cosine(query!, variant!)).toBeGreaterThan(cosine(query!, unrelated!));
+  });
+
+  test('texts with no word (empty, punctuation, stop words only) get unit vectors and leave their neighbours intact', async () => {
+    const [alone] = await embedder.embed(['quarterly revenue grew']);
+    const batch = await embedder.embed(['quarterly revenue grew', '', '—!?', 'the of and']);
+    expect(Array.from(batch[0]!)).toEqual(Array.from(alone!));
+    for (const vector of batch.slice(1)) expect(Math.abs(cosine(vector!, vector!) - 1)).toBeLessThan(1e-4);
+  });
+
   test('an aborted signal stops embedding', async () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));

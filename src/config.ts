@@ -252,6 +252,13 @@ export const settings = {
     parse: boolean,
     description: 'Allow webhook URLs that resolve to private, loopback or link-local addresses (refused otherwise, at subscription and at delivery time, against SSRF).',
   },
+  sourcesAllowPrivateNetworks: {
+    env: 'CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS',
+    default: true,
+    parse: boolean,
+    description:
+      'Web and RSS sources may read private-network and loopback addresses (an intranet). Set `false` where the organizations using the service should not reach its network. Link-local addresses (cloud metadata endpoints) are always refused. Checked on every connection, redirects included.',
+  },
   localFolderRoots: {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',
     default: [] as string[],

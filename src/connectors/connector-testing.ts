@@ -1,6 +1,7 @@
 import { expect } from '@jest/globals';
 import { createLogger } from '../platform/logger.js';
 import type { Connector, ConnectorEnvironment, SourceEntity, SourceItem } from './connector.js';
+import { WebClient } from './web/http-fetch.js';
 
 /** What connector unit tests share: a quiet logger, config defaults, a whole run collected, a rejection. */
 export const silentLogger = createLogger('silent');
@@ -8,10 +9,15 @@ export const silentLogger = createLogger('silent');
 export const configDefaults = (connector: Connector) =>
   Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
 
+/** Loopback HTTP servers stand in for the web in tests: one client that may reach private networks. */
+const testWebClient = new WebClient({ allowPrivateNetworks: true });
+
+export const connectorEnvironment = (localFolderRoots: string[] = []): ConnectorEnvironment => ({ localFolderRoots, webClient: testWebClient });
+
 /** Runs a sync to its end (config over the connector's defaults) and sorts what it yielded. */
 export async function collectRun(
   connector: Connector,
-  { config, credentials = {}, cursor = null, environment = { localFolderRoots: [] } }: { config: Record<string, unknown>; credentials?: Record<string, unknown>; cursor?: Record<string, unknown> | null; environment?: ConnectorEnvironment },
+  { config, credentials = {}, cursor = null, environment = connectorEnvironment() }: { config: Record<string, unknown>; credentials?: Record<string, unknown>; cursor?: Record<string, unknown> | null; environment?: ConnectorEnvironment },
 ) {
   const run = connector.sync({ config: { ...configDefaults(connector), ...config }, credentials, cursor, signal: new AbortController().signal, logger: silentLogger }, environment);
   const items: SourceItem[] = [];

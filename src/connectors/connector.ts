@@ -1,4 +1,5 @@
 import type { Logger } from '../platform/logger.js';
+import type { WebClient } from './web/http-fetch.js';
 
 /**
  * A source type. Each lives in `src/connectors/<short_name>/index.ts` and default-exports a
@@ -100,6 +101,8 @@ export class SourceConfigError extends Error {
 export interface ConnectorEnvironment {
   /** Roots under which `local_folder` may read (CATCHMENT_LOCAL_FOLDER_ROOTS). */
   localFolderRoots: string[];
+  /** The HTTP client of the sources that read the web, bound to the operator's network policy. */
+  webClient: WebClient;
   /** The batches users push to their connections, for the runs of sources that receive pushes (worker role). */
   pushedBatches?: PushedBatches;
 }

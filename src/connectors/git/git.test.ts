@@ -7,13 +7,14 @@ import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
 import connector from './index.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
+import { connectorEnvironment } from '../connector-testing.js';
 
 const logger = silentLogger;
 const DEFAULTS = configDefaults(connector);
 
 let root: string;
 let repository: TestRepository;
-const environment = () => ({ localFolderRoots: [root] });
+const environment = () => connectorEnvironment([root]);
 
 const sync = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, credentials: Record<string, unknown> = {}) =>
   collectRun(connector, { config, cursor, credentials, environment: environment() });

@@ -7,6 +7,7 @@ import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type SourceEntity, type SourceItem, type SourceRun } from '../connector.js';
 import { docxWith, pdfWith } from '../text-extraction/test-fixtures.js';
 import connector from './index.js';
+import { connectorEnvironment } from '../connector-testing.js';
 
 /** A logger that keeps debug records, so skipped files can be checked. */
 function recordingLogger() {
@@ -31,7 +32,7 @@ let root: string; // the allowed root (real path)
 let outside: string;
 let docs: string;
 
-const environment = () => ({ localFolderRoots: roots });
+const environment = () => connectorEnvironment(roots);
 
 function start(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, signal = new AbortController().signal) {
   const { logger, debug } = recordingLogger();
@@ -60,7 +61,7 @@ async function sync(config: Record<string, unknown>, cursor: Record<string, unkn
 }
 
 const validate = (config: Record<string, unknown>, localFolderRoots = roots) =>
-  connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger: recordingLogger().logger }, { localFolderRoots });
+  connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger: recordingLogger().logger }, connectorEnvironment(localFolderRoots));
 
 async function configError(promise: Promise<unknown>): Promise<SourceConfigError> {
   const error = await promise.then(

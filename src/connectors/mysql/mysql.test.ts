@@ -4,9 +4,10 @@ import { createLogger } from '../../platform/logger.js';
 import { CredentialsRejectedError, isFederated, type SourceEntity, type SourceItem } from '../connector.js';
 import connector from './index.js';
 import { createMysqlTestDatabase, type MysqlTestDatabase } from './test-database.js';
+import { connectorEnvironment } from '../connector-testing.js';
 
 const logger = createLogger('silent');
-const environment = { localFolderRoots: [] };
+const environment = connectorEnvironment();
 
 let database: MysqlTestDatabase;
 let credentials: Record<string, unknown>;

@@ -6,9 +6,10 @@ import { ValidationError } from '../../shared/errors.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/harness.js';
 import { CredentialsRejectedError, isFederated, SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
 import connector from './index.js';
+import { connectorEnvironment } from '../connector-testing.js';
 
 const logger = createLogger('silent');
-const environment = { localFolderRoots: [] };
+const environment = connectorEnvironment();
 
 let database: TestDatabase;
 let client: pg.Client;

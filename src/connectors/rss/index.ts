@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
 import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
-import { FetchFailedError, fetchResource, normalizeUrl } from '../web/http-fetch.js';
+import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '../web/http-fetch.js';
 
 /**
  * `rss`: RSS 2.0, RSS 1.0 (RDF) and Atom feeds. Each feed is an `rss_feed` entity and the
@@ -197,8 +197,9 @@ function parseFeed(xml: string, feedUrl: string): ParsedFeed {
   };
 }
 
-async function fetchFeed(url: string, config: RssConfig, signal: AbortSignal, before: FeedState | null) {
+async function fetchFeed(url: string, config: RssConfig, client: WebClient, signal: AbortSignal, before: FeedState | null) {
   const answer = await fetchResource(url, {
+    client,
     signal,
     timeoutMs: config.timeout_seconds * 1000,
     maxBytes: config.max_feed_bytes,
@@ -233,11 +234,11 @@ const connector: Connector = {
   labels: ['web', 'news'],
   outputEntityDefinitions: ['RssFeedEntity', 'RssItemEntity'],
 
-  async validate({ config: raw }) {
+  async validate({ config: raw }, environment) {
     const config = readConfig(raw);
     for (const url of feedUrls(config)) {
       try {
-        await fetchFeed(url, { ...config, timeout_seconds: Math.min(config.timeout_seconds, 15) }, new AbortController().signal, null);
+        await fetchFeed(url, { ...config, timeout_seconds: Math.min(config.timeout_seconds, 15) }, environment.webClient, new AbortController().signal, null);
       } catch (error) {
         if (error instanceof FetchFailedError || error instanceof FeedError) throw new SourceConfigError('feed_urls', error.message);
         throw error;
@@ -245,7 +246,7 @@ const connector: Connector = {
     }
   },
 
-  sync({ config: raw, cursor, signal }) {
+  sync({ config: raw, cursor, signal }, environment) {
     const config = readConfig(raw);
     const next: RssCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, feeds: {} };
     const previous = cursor?.version === CURSOR_VERSION && cursor.extraction === EXTRACTION_VERSION ? (cursor as unknown as RssCursor).feeds : {};
@@ -253,7 +254,7 @@ const connector: Connector = {
       const urls = feedUrls(config);
       for (const url of urls) {
         signal.throwIfAborted();
-        yield* readFeed(url, config, previous[url] ?? null, signal, (state) => (next.feeds[url] = state));
+        yield* readFeed(url, config, previous[url] ?? null, environment.webClient, signal, (state) => (next.feeds[url] = state));
       }
       // Feeds dropped from the config take their items with them.
       for (const [url, state] of Object.entries(previous)) {
@@ -266,8 +267,8 @@ const connector: Connector = {
   },
 };
 
-async function* readFeed(url: string, config: RssConfig, before: FeedState | null, signal: AbortSignal, done: (state: FeedState) => void): AsyncGenerator<SourceItem> {
-  const fetched = await fetchFeed(url, config, signal, before);
+async function* readFeed(url: string, config: RssConfig, before: FeedState | null, client: WebClient, signal: AbortSignal, done: (state: FeedState) => void): AsyncGenerator<SourceItem> {
+  const fetched = await fetchFeed(url, config, client, signal, before);
   const { answer, feed } = fetched;
   if (!feed) {
     // 304: nothing new since the last copy.

@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
 import { TestSite } from '../web/test-site.js';
 import connector from './index.js';
 import { atom, rss2, type TestFeedItem } from './test-feeds.js';
@@ -77,7 +77,7 @@ describe('rss connector', () => {
   });
 
   test('validation fetches and parses each feed', async () => {
-    const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...configDefaults(connector), ...config }, credentials: {}, logger: silentLogger }, { localFolderRoots: [] });
+    const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...configDefaults(connector), ...config }, credentials: {}, logger: silentLogger }, connectorEnvironment());
     await expect(validate({ feed_urls: [u('/news.xml'), u('/releases.atom')] })).resolves.toBeUndefined();
     const missing = await rejection(validate({ feed_urls: [u('/missing.xml')] }));
     expect(missing).toBeInstanceOf(SourceConfigError);

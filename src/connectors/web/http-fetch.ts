@@ -1,11 +1,47 @@
 /**
  * HTTP GET for the connectors that read the web (web, rss): the `Catchment` user agent, a timeout
- * per request on top of the job's cancellation, a cap on the body, and conditional requests.
+ * per request on top of the job's cancellation, a cap on the body, conditional requests, and the
+ * operator's network policy checked on every connection (redirects included).
  */
+import { isIP } from 'node:net';
+import { Agent, buildConnector, fetch, type Response } from 'undici';
+import { bareHost, guardedLookup, RefusedTargetError, sourceAddressProblem } from '../../shared/target-guard.js';
 
 export const USER_AGENT = 'Catchment';
 
+/**
+ * The HTTP client of web sources, one per process: its connections only reach addresses the policy
+ * allows (see `sourceAddressProblem`), checked when a socket connects, so neither a redirect nor a
+ * DNS answer that changes after validation leads elsewhere.
+ */
+export class WebClient {
+  private readonly agent: Agent;
+
+  constructor(policy: { allowPrivateNetworks: boolean }) {
+    const problemOf = (address: string) => sourceAddressProblem(address, policy.allowPrivateNetworks);
+    const connect = buildConnector({ lookup: guardedLookup(problemOf) });
+    this.agent = new Agent({
+      connect: (options, callback) => {
+        // An address in the URL is connected to without a lookup: check it here.
+        const host = bareHost(options.hostname);
+        const problem = isIP(host) ? problemOf(host) : null;
+        if (problem) return callback(new RefusedTargetError(`refused: ${problem}`), null);
+        return connect(options, callback);
+      },
+    });
+  }
+
+  get(url: string, init: { headers: Record<string, string>; signal: AbortSignal }) {
+    return fetch(url, { ...init, redirect: 'follow', dispatcher: this.agent });
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
 export interface FetchOptions {
+  client: WebClient;
   signal: AbortSignal;
   timeoutMs: number;
   maxBytes: number;
@@ -65,7 +101,7 @@ export async function fetchResource(url: string, options: FetchOptions, attempt 
   if (options.lastModified) headers['if-modified-since'] = options.lastModified;
   const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
   try {
-    const response = await fetch(url, { headers, signal, redirect: 'follow' });
+    const response = await options.client.get(url, { headers, signal });
     const { body, truncated } = response.status === 304 ? { body: Buffer.alloc(0), truncated: false } : await readCapped(response, options.maxBytes);
     return {
       url: response.url || url,

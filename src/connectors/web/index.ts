@@ -5,7 +5,7 @@ import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
 import { outlinePage } from './html-page.js';
-import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource } from './http-fetch.js';
+import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource, type FetchOptions } from './http-fetch.js';
 
 /**
  * `web`: a website crawled from start URLs, staying on their origins (scheme, host and port),
@@ -104,11 +104,7 @@ async function loadRobots(origin: string, fetchOptions: FetchSettings): Promise<
   };
 }
 
-interface FetchSettings {
-  signal: AbortSignal;
-  timeoutMs: number;
-  maxBytes: number;
-}
+type FetchSettings = Pick<FetchOptions, 'client' | 'signal' | 'timeoutMs' | 'maxBytes'>;
 
 const xml = new XMLParser({ ignoreAttributes: true, removeNSPrefix: true, isArray: (name) => name === 'url' || name === 'sitemap' });
 
@@ -191,9 +187,9 @@ const connector: Connector = {
   labels: ['web'],
   outputEntityDefinitions: ['WebPageEntity'],
 
-  async validate({ config: raw }) {
+  async validate({ config: raw }, environment) {
     const config = readConfig(raw);
-    const settings: FetchSettings = { signal: new AbortController().signal, timeoutMs: Math.min(config.timeout_seconds, 15) * 1000, maxBytes: config.max_page_bytes };
+    const settings: FetchSettings = { client: environment.webClient, signal: new AbortController().signal, timeoutMs: Math.min(config.timeout_seconds, 15) * 1000, maxBytes: config.max_page_bytes };
     for (const url of startUrls(config)) {
       try {
         const robots = await loadRobots(new URL(url).origin, settings);
@@ -207,11 +203,11 @@ const connector: Connector = {
     }
   },
 
-  sync({ config: raw, cursor, signal, logger }) {
+  sync({ config: raw, cursor, signal, logger }, environment) {
     const config = readConfig(raw);
     const next: WebCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, pages: {} };
     const previous = cursor?.version === CURSOR_VERSION && cursor.extraction === EXTRACTION_VERSION ? (cursor as unknown as WebCursor).pages : {};
-    return { complete: true, items: crawl(config, previous, next, signal, logger), nextCursor: () => next as unknown as Record<string, unknown> };
+    return { complete: true, items: crawl(config, previous, next, { client: environment.webClient, signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes }, logger), nextCursor: () => next as unknown as Record<string, unknown> };
   },
 };
 
@@ -224,9 +220,9 @@ interface Fetched {
   failed: string | null;
 }
 
-async function* crawl(config: WebConfig, previous: Record<string, PageState>, next: WebCursor, signal: AbortSignal, logger: Logger): AsyncGenerator<SourceItem> {
+async function* crawl(config: WebConfig, previous: Record<string, PageState>, next: WebCursor, settings: FetchSettings, logger: Logger): AsyncGenerator<SourceItem> {
   const starts = startUrls(config);
-  const settings: FetchSettings = { signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes };
+  const { signal } = settings;
   const robotsByOrigin = new Map<string, Robots>();
   for (const origin of new Set(starts.map((url) => new URL(url).origin))) robotsByOrigin.set(origin, await loadRobots(origin, settings));
   const allowed = (url: string) => robotsByOrigin.get(new URL(url).origin)?.allowed(url) ?? false;

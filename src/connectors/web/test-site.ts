@@ -12,6 +12,8 @@ export interface TestPage {
   lastModified?: Date;
   /** Answer with this status instead (e.g. 503 for a page down for a moment). */
   status?: number;
+  /** Answer with a 302 redirect to this URL instead. */
+  redirectTo?: string;
 }
 
 export class TestSite {
@@ -34,6 +36,7 @@ export class TestSite {
   private answer(request: IncomingMessage): { status: number; headers: Record<string, string>; body?: string } {
     const page = this.pages.get(request.url!);
     if (!page) return { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found' };
+    if (page.redirectTo) return { status: 302, headers: { location: page.redirectTo } };
     if (page.status) return { status: page.status, headers: { 'content-type': 'text/plain' }, body: 'unavailable' };
     const etag = `"${createHash('sha256').update(page.body).digest('hex').slice(0, 16)}"`;
     const headers: Record<string, string> = { 'content-type': page.contentType ?? 'text/html; charset=utf-8', etag };

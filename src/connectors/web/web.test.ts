@@ -1,7 +1,8 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
 import { outlinePage } from './html-page.js';
+import { WebClient } from './http-fetch.js';
 import connector from './index.js';
 import { htmlPage, TestSite } from './test-site.js';
 
@@ -10,7 +11,7 @@ const DEFAULTS = configDefaults(connector);
 
 const crawl = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) => collectRun(connector, { config, cursor });
 
-const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, { localFolderRoots: [] });
+const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, connectorEnvironment());
 
 let site: TestSite;
 const u = (path: string) => `${site.url}${path}`;
@@ -104,6 +105,27 @@ describe('web connector', () => {
     const address = site.url;
     await site.stop();
     expect((await rejection(crawl({ start_urls: [`${address}/`] }, first.cursor))).message).toMatch(/^Cannot fetch .*robots\.txt.*ECONNREFUSED/);
+  });
+
+  test('network policy: intranet addresses only when allowed, by address or by name; link-local never, not even through a redirect', async () => {
+    const closed = new WebClient({ allowPrivateNetworks: false });
+    try {
+      const validateWith = (url: string) => connector.validate({ config: { ...DEFAULTS, start_urls: [url] }, credentials: {}, logger }, { localFolderRoots: [], webClient: closed });
+      for (const url of [u('/'), u('/').replace('127.0.0.1', 'localhost')]) {
+        expect(await rejection(validateWith(url))).toMatchObject({ field: 'start_urls', message: expect.stringMatching(/private, loopback or link-local address.*CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS/) });
+      }
+      expect(site.requests).toEqual([]);
+      const crawlWith = collectRun(connector, { config: { start_urls: [u('/')] }, environment: { localFolderRoots: [], webClient: closed } });
+      expect((await rejection(crawlWith)).message).toMatch(/^Cannot fetch .*robots\.txt.*private, loopback or link-local/);
+    } finally {
+      await closed.close();
+    }
+    // Allowed intranet, but a page that redirects to the cloud metadata address is refused before any connection.
+    expect((await rejection(validate({ start_urls: ['http://169.254.169.254/latest/meta-data/'] }))).message).toMatch(/link-local address/);
+    site.pages.set('/', { body: '', redirectTo: 'http://169.254.169.254/latest/meta-data/' });
+    expect((await rejection(validate({ start_urls: [u('/')] }))).message).toMatch(/^Cannot fetch .*: refused: 169\.254\.169\.254, a link-local address/);
+    site.pages.set('/', { body: '', redirectTo: 'http://[::ffff:169.254.169.254]/' });
+    expect((await rejection(validate({ start_urls: [u('/')] }))).message).toMatch(/link-local address/);
   });
 
   test('a robots.txt answering 503 stops the crawl', async () => {

@@ -9,7 +9,7 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { uuidv7 } from '../../shared/ids.js';
 import { nextRetryDelayMs, type DeliverySchedule } from './retry-schedule.js';
 import { signedHeaders } from './signing.js';
-import { addressProblem, bareHost, guardedLookup, RefusedTargetError, type TargetPolicy } from './target-guard.js';
+import { addressProblem, bareHost, guardedLookup, RefusedTargetError, type TargetPolicy } from '../../shared/target-guard.js';
 import { DELIVERIES_DUE_TOPIC } from './webhook.service.js';
 
 export interface DeliveryWorkerOptions {
@@ -66,8 +66,8 @@ export class WebhookDeliveryWorker {
     private readonly options: DeliveryWorkerOptions,
   ) {
     this.agents = {
-      http: new http.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup(deps.policy, 'http:') }),
-      https: new https.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup(deps.policy, 'https:') }),
+      http: new http.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup((address) => addressProblem(address, 'http:', deps.policy)) }),
+      https: new https.Agent({ keepAlive: true, maxSockets: options.concurrency, lookup: guardedLookup((address) => addressProblem(address, 'https:', deps.policy)) }),
     };
   }
 

@@ -9,7 +9,7 @@ import { PAGE_LIMIT } from '../collections/collection.service.js';
 import { Organization } from '../organizations/organization.entity.js';
 import type { Principal } from '../organizations/principal.js';
 import { generateSecret, normalizeSecret } from './signing.js';
-import { targetProblem, type TargetPolicy } from './target-guard.js';
+import { targetProblem, type TargetPolicy } from '../../shared/target-guard.js';
 import { WebhookMessage, WebhookRecoveryTask, WebhookSubscription } from './webhook.entities.js';
 
 export type HealthStatus = 'healthy' | 'degraded' | 'failing' | 'unknown';

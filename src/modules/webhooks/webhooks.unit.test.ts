@@ -3,7 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { DEFAULT_SCHEDULE, deliverySchedule, nextRetryDelayMs, RETRY_DELAYS_SECONDS } from './retry-schedule.js';
 import { generateSecret, normalizeSecret, signedHeaders } from './signing.js';
-import { addressKind, addressProblem, isNonPublicAddress, targetProblem, urlFormProblem } from './target-guard.js';
+import { addressKind, addressProblem, isNonPublicAddress, targetProblem, urlFormProblem } from '../../shared/target-guard.js';
 import { healthStatus } from './webhook.service.js';
 
 describe('signing', () => {

@@ -157,16 +157,16 @@ export class RefusedTargetError extends Error {
 }
 
 /**
- * A DNS lookup for the HTTP client that refuses the addresses `addressProblem` refuses at connection
- * time, so a name that resolved to a public address when subscribed cannot be re-pointed inside (DNS
- * rebinding). One per protocol: the agent of plain http applies the http rules.
+ * A DNS lookup for an HTTP client that refuses, at connection time, the addresses `problemOf` refuses,
+ * so a name that resolved to an allowed address when it was checked cannot be re-pointed inside (DNS
+ * rebinding). URLs with an address instead of a name skip lookups: check those before connecting.
  */
-export function guardedLookup(policy: TargetPolicy, protocol: TargetProtocol): LookupFunction {
+export function guardedLookup(problemOf: (address: string) => string | null): LookupFunction {
   return (hostname, options, callback) => {
     lookupCallback(hostname, { ...options, all: true }, (error, entries) => {
       if (error) return callback(error, '', 0);
       const list = entries as unknown as { address: string; family: number }[];
-      const problems = list.map((entry) => addressProblem(entry.address, protocol, policy));
+      const problems = list.map((entry) => problemOf(entry.address));
       const allowed = list.filter((_, index) => problems[index] === null);
       if (allowed.length === 0) {
         return callback(new RefusedTargetError(`${hostname} resolves to ${problems.find(Boolean) ?? 'no address'}`), '', 0);
@@ -175,4 +175,27 @@ export function guardedLookup(policy: TargetPolicy, protocol: TargetProtocol): L
       callback(null, allowed[0]!.address, allowed[0]!.family);
     });
   };
+}
+
+const LINK_LOCAL = new BlockList();
+LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
+LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
+
+/** Link-local addresses, IPv4-mapped ones included: where cloud metadata endpoints (169.254.169.254) answer. */
+export function isLinkLocal(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return LINK_LOCAL.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  return family === 4 ? LINK_LOCAL.check(address, 'ipv4') : family === 6 && LINK_LOCAL.check(address, 'ipv6');
+}
+
+/**
+ * Why a source (web pages, feeds) may not be fetched from `address`, or null. Link-local addresses are
+ * always refused: nothing worth syncing lives there, but cloud metadata endpoints and their
+ * credentials do. Private and loopback addresses (an intranet) need `allowPrivateNetworks`.
+ */
+export function sourceAddressProblem(address: string, allowPrivateNetworks: boolean): string | null {
+  if (isLinkLocal(address)) return `${address}, a link-local address (where cloud metadata endpoints answer), which sources may not read`;
+  if (!allowPrivateNetworks && isNonPublicAddress(address)) return `${address}, ${NON_PUBLIC_REFUSAL} for sources (CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS)`;
+  return null;
 }

@@ -135,7 +135,7 @@ export const settings = {
     env: 'CATCHMENT_RATE_LIMIT_REQUESTS',
     default: 600,
     parse: integer(0, 1_000_000),
-    description: 'Requests per organization and resource family (collections, source connections, sources, webhooks) per window; 0 disables rate limiting.',
+    description: 'Requests per organization and resource family (collections, source connections, sources, webhooks) per window, refused ones (422) included; search is not limited. 0 disables rate limiting.',
   },
   rateLimitWindowSeconds: {
     env: 'CATCHMENT_RATE_LIMIT_WINDOW_SECONDS',

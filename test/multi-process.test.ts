@@ -64,4 +64,18 @@ describe('several API servers on one database (servers deployment)', () => {
     // Another organization is unaffected.
     expect((await http(first.url, 'GET', '/collections', { apiKey: first.apiKey })).status).toBe(200);
   });
+
+  test('requests refused as bad input (422) spend the budget too; search is not a limited family', async () => {
+    const { api_key: key } = await first.running.core.services.organizations.createOrganization('Careless org');
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await http(first.url, 'POST', '/collections', { apiKey: key, body: { name: 'x' } })).status);
+    expect(statuses).toEqual(Array(12).fill(422));
+    const refused = await http(second.url, 'POST', '/collections', { apiKey: key, body: { name: 'x' } });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await http(first.url, 'POST', '/collections', { apiKey: key, body: { name: 'A valid name' } })).status).toBe(429);
+    // Other families keep their own budget, and bad search input is a plain 422.
+    expect((await http(first.url, 'GET', '/sources', { apiKey: key })).status).toBe(200);
+    expect((await http(first.url, 'POST', '/collections/anything/search/instant', { apiKey: key, body: { query: 'q', limit: 0 } })).status).toBe(422);
+  });
 });

@@ -22,15 +22,36 @@ export interface GuardRule {
 export async function checkAccess(context: GraphQLContext, rule: GuardRule): Promise<Principal> {
   const principal = context.principal;
   if (!principal) throw new UnauthenticatedError('Missing credentials: send an x-api-key header or an Authorization: Bearer token');
-  const limiter = context.services.rateLimiter;
-  if (limiter && rule.family) {
-    const decision = await limiter.consume(`${rule.family}:${principal.organizationId}`);
-    context.rateLimit = decision;
-    if (!decision.allowed) throw new RateLimitedError(decision.resetSeconds);
-  }
+  if (rule.family) await consumeRateLimit(context, principal, rule.family);
   if (rule.usersOnly && principal.kind !== 'user') throw new ForbiddenError('This operation needs a bearer token of an admin or owner');
   if (!roleAtLeast(principal.role, rule.role)) throw new ForbiddenError(`This operation needs the ${rule.role} role or higher`);
   return principal;
+}
+
+/** Draws one request on the organization's budget of a family; throws RateLimitedError once it is spent. */
+export async function consumeRateLimit(context: GraphQLContext, principal: Principal, family: RateLimitFamily): Promise<void> {
+  const limiter = context.services.rateLimiter;
+  if (!limiter) return;
+  const decision = await limiter.consume(`${family}:${principal.organizationId}`);
+  context.rateLimit = decision;
+  if (!decision.allowed) throw new RateLimitedError(decision.resetSeconds);
+}
+
+const REST_FAMILIES: [RegExp, RateLimitFamily | undefined][] = [
+  [/^\/collections\/[^/]+\/search(\/|$)/, undefined], // search is not a rate-limited family
+  [/^\/collections(\/|$)/, 'collections'],
+  [/^\/source-connections(\/|$)/, 'source_connections'],
+  [/^\/sources(\/|$)/, 'sources'],
+  [/^\/webhooks(\/|$)/, 'webhooks'],
+];
+
+/**
+ * The budget a REST path (its OpenAPI template) draws on: the same as its GraphQL operations' guards.
+ * The REST facade needs it for requests refused before any GraphQL runs (a 422 from the OpenAPI
+ * validation), so bad input does not dodge the limit.
+ */
+export function rateLimitFamilyOfPath(path: string): RateLimitFamily | undefined {
+  return REST_FAMILIES.find(([pattern]) => pattern.test(path))?.[1];
 }
 
 export function Guard(rule: GuardRule): MiddlewareFn<GraphQLContext> {

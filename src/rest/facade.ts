@@ -15,11 +15,12 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
 import { parse as parseYaml } from 'yaml';
+import { consumeRateLimit, rateLimitFamilyOfPath } from '../graphql/guard.js';
 import { contextFor } from '../http/graphql-endpoints.js';
 import { sendError, setRateLimitHeaders } from '../http/send-error.js';
 import type { Logger } from '../platform/logger.js';
 import type { Services } from '../services.js';
-import { DomainError, NotFoundError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
+import { DomainError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
 import { collectionOperations } from './collections.operations.js';
 import { connectionOperations } from './connections.operations.js';
 import { searchOperations } from './search.operations.js';
@@ -111,7 +112,18 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
     unauthorizedHandler: (_c, _req: ExpressRequest, res: ExpressResponse) => {
       sendError(res, new UnauthenticatedError('Missing credentials: send an x-api-key header or an Authorization: Bearer token'));
     },
-    validationFail: (c, _req: ExpressRequest, res: ExpressResponse) => {
+    validationFail: async (c, _req: ExpressRequest, res: ExpressResponse) => {
+      // Bad input spends the budget too, as the GraphQL guards would have: refusals are not free probes.
+      const context = contextFor(res, services);
+      const family = rateLimitFamilyOfPath(c.operation.path);
+      if (family && context.principal) {
+        const limited = await consumeRateLimit(context, context.principal, family).then(
+          () => null,
+          (error: unknown) => (error instanceof RateLimitedError ? error : Promise.reject(error)),
+        );
+        setRateLimitHeaders(res, context.rateLimit);
+        if (limited) return sendError(res, limited);
+      }
       sendError(res, new ValidationError(validationIssues(c.validation.errors ?? [])));
     },
   });

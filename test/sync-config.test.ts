@@ -67,6 +67,31 @@ describe('sync configuration in effect', () => {
     expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(80);
   });
 
+  test('on a push connection the guardrail counts what the connection stores, across batches', async () => {
+    await call('POST', '/collections', { name: 'Config push guardrail', readable_id: 'cfg-push-guardrail' });
+    const connection = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'cfg-push-guardrail', name: 'Pushed notes' })).body;
+    const notes = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => ({ id: `n-${from + i}`, text: `Note ${from + i}` }));
+    const ids = (from: number, to: number) => notes(from, to).map((note) => note.id);
+    const pushed = async (body: unknown) => {
+      const response = await call('POST', `/source-connections/${connection.id}/entities`, body);
+      expect(response.status).toBe(200);
+      return waitForJob(call, connection.id, response.body.job.id, ['COMPLETED', 'FAILED', 'CANCELLED']);
+    };
+    const stored = async () => (await call('GET', `/source-connections/${connection.id}`)).body.entity_count;
+    expect(await pushed({ entities: notes(0, 30) })).toMatchObject({ status: 'COMPLETED' });
+    // Each batch is under the limit of 50; together they would not be. The sync stops at the limit.
+    const over = await pushed({ entities: notes(30, 60) });
+    expect(over).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/would hold more than 50 entities \(the guardrail\)/) });
+    const afterOver = await stored();
+    expect(afterOver).toBeLessThanOrEqual(50);
+    // Deleting ids that were never stored buys no room.
+    expect(await pushed({ entities: notes(60, 85), deletions: ids(900, 925) })).toMatchObject({ status: 'FAILED' });
+    expect(await stored()).toBeLessThanOrEqual(50);
+    // Replacing stored entities stays within it.
+    expect(await pushed({ entities: notes(100, 140), deletions: ids(0, 85) })).toMatchObject({ status: 'COMPLETED', entities_inserted: 40 });
+    expect(await stored()).toBe(40);
+  });
+
   test('replay_from_arf rebuilds from the raw data store without calling the source', async () => {
     const { collection, connection } = await connect('cfg-replay', { entity_count: 12 });
     expect((await run(connection.id)).status).toBe('COMPLETED');

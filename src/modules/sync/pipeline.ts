@@ -21,6 +21,41 @@ export interface SyncCounts {
 
 export class GuardrailError extends Error {}
 
+/**
+ * The entity-count guardrail of one run, per connection. A complete run sees everything the source
+ * holds, so what it saw is the count. A run that sees only changes (push batches, change feeds) counts
+ * what the connection already stores, plus the entities it adds, minus the stored ones it deletes:
+ * otherwise many small batches would grow a connection past the limit.
+ */
+class EntityGuardrail {
+  private stored: number | null = null;
+  private added = 0;
+  private removed = 0;
+
+  constructor(
+    private readonly run: PipelineRun,
+    private readonly deps: PipelineDependencies,
+  ) {}
+
+  /** Before a batch is written: its new entities and its deletions of stored ones. */
+  async check(seen: number, added: number, deletions: string[]): Promise<void> {
+    const { run, deps } = this;
+    if (run.config.behavior.skipGuardrails) return;
+    if (run.source.complete) {
+      if (seen > deps.maxEntities) this.refuse(`The source holds more than ${deps.maxEntities} entities`);
+      return;
+    }
+    this.stored ??= (await deps.entities.stats([run.sourceConnectionId])).get(run.sourceConnectionId)?.total ?? 0;
+    this.added += added;
+    if (deletions.length) this.removed += (await deps.entities.hashes(run.sourceConnectionId, deletions)).size;
+    if (this.stored + this.added - this.removed > deps.maxEntities) this.refuse(`The connection would hold more than ${deps.maxEntities} entities`);
+  }
+
+  private refuse(what: string): never {
+    throw new GuardrailError(`${what} (the guardrail); run with behavior.skip_guardrails to sync anyway`);
+  }
+}
+
 export interface PipelineDependencies {
   entities: EntityStore;
   vectors: VectorIndex;
@@ -104,11 +139,12 @@ export class SyncPipeline {
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
     const seen = new Set<string>();
+    const guardrail = new EntityGuardrail(run, this.deps);
     // Two stages: while batch N is written (index, raw store, entity table), batch N+1 is read,
     // hashed, chunked and embedded (on the embedder's threads). Writes stay in batch order, one at a time.
     let writing: Promise<void> | null = null;
     const flush = async (items: SourceItem[]) => {
-      const prepared = await this.prepareBatch(run, items, counts, seen, writing);
+      const prepared = await this.prepareBatch(run, items, counts, seen, guardrail, writing);
       if (writing) await writing;
       writing = this.writeBatch(run, prepared, counts);
       writing.catch(() => undefined); // awaited before the next write or at the end; not unhandled meanwhile
@@ -152,7 +188,14 @@ export class SyncPipeline {
    * Stage one: what changed in the batch, chunked and embedded. `writing` is the previous batch's
    * write, still in flight: an entity met again in this batch waits for it, so its stored hash is current.
    */
-  private async prepareBatch(run: PipelineRun, items: SourceItem[], counts: SyncCounts, seen: Set<string>, writing: Promise<void> | null): Promise<PreparedBatch> {
+  private async prepareBatch(
+    run: PipelineRun,
+    items: SourceItem[],
+    counts: SyncCounts,
+    seen: Set<string>,
+    guardrail: EntityGuardrail,
+    writing: Promise<void> | null,
+  ): Promise<PreparedBatch> {
     run.signal.throwIfAborted();
     const entities: SourceEntity[] = [];
     const deletions: string[] = [];
@@ -170,9 +213,6 @@ export class SyncPipeline {
     const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
     if (writing && [...latest.keys()].some((id) => seen.has(id))) await writing;
     for (const id of latest.keys()) seen.add(id);
-    if (!run.config.behavior.skipGuardrails && seen.size > this.deps.maxEntities) {
-      throw new GuardrailError(`The source holds more than ${this.deps.maxEntities} entities (the guardrail); run with behavior.skip_guardrails to sync anyway`);
-    }
 
     const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
     const changed: ChangedEntity[] = [];
@@ -182,8 +222,10 @@ export class SyncPipeline {
       if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
       else changed.push({ entity, hash, isNew: previous === undefined });
     }
+    const deleting = deletions.filter((id) => !latest.has(id));
+    await guardrail.check(seen.size, latest.size - known.size, deleting);
     const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
-    return { changed, deletions: deletions.filter((id) => !latest.has(id)), ...chunks };
+    return { changed, deletions: deleting, ...chunks };
   }
 
   /** Stage two: the handlers write the batch; the entity table last, so a crash never records unwritten chunks. */

@@ -194,7 +194,10 @@ function checkDate(value: Date | string | null | undefined, loc: Loc, issues: Va
 
 /** The stored batch as the items of a source run: the entities, then the deletions. */
 export function pushedItems(items: StoredPushItems): SourceItem[] {
+  // Deletions first (a request never deletes and upserts one id): a batch that replaces entities
+  // frees their room under the entity guardrail before it adds the new ones.
   return [
+    ...items.deletions.map((id) => ({ delete: id })),
     ...items.entities.map(
       (entity): SourceEntity => ({
         ...entity,
@@ -202,6 +205,5 @@ export function pushedItems(items: StoredPushItems): SourceItem[] {
         updatedAt: entity.updatedAt ? new Date(entity.updatedAt) : null,
       }),
     ),
-    ...items.deletions.map((id) => ({ delete: id })),
   ];
 }

@@ -40,6 +40,7 @@ import { resolveEncryptionKey, SecretBox } from './platform/secrets/secrets.js';
 import { loadOpenApiDocument } from './rest/facade.js';
 import type { Services } from './services.js';
 import { WebClient } from './connectors/web/http-fetch.js';
+import { CollectionReembedding } from './modules/sync/reembed.service.js';
 
 /**
  * The composition root: picks every adapter from configuration (embedded or servers) and wires
@@ -112,14 +113,16 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       webClient: new WebClient({ allowPrivateNetworks: config.sourcesAllowPrivateNetworks }),
     };
     const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger);
+    const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, queue, () => connections));
     const services: Services = {
       organizations,
       auth: new AuthService(database.orm, secretBox, organizations, config.tokenTtlSeconds),
-      collections: new CollectionService(database.orm, events, embedderInfo(config), new ConnectionsOfCollections(database.orm, queue, () => connections)),
+      collections,
       sources,
       connections,
       sync,
       push,
+      reembed: new CollectionReembedding({ orm: database.orm, sources, sync, entities: entityStore, collections, vectors: openVectors, embedding: info }),
       search: new SearchService({
         orm: database.orm,
         vectors: openVectors,

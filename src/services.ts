@@ -5,6 +5,7 @@ import type { SourceConnectionService } from './modules/connections/source-conne
 import type { SearchService } from './modules/search/search.service.js';
 import type { SourceService } from './modules/sources/source.service.js';
 import type { PushBatchService } from './modules/sync/push-batch.service.js';
+import type { CollectionReembedding } from './modules/sync/reembed.service.js';
 import type { SyncService } from './modules/sync/sync.service.js';
 import type { WebhookService } from './modules/webhooks/webhook.service.js';
 import type { EventBus } from './platform/events/event-bus.js';
@@ -21,6 +22,8 @@ export interface Services {
   sync: SyncService;
   /** Batches of entities sent to push connections. */
   push: PushBatchService;
+  /** Re-embedding collections made by another embedding model. */
+  reembed: CollectionReembedding;
   search: SearchService;
   webhooks: WebhookService;
   pubsub: PubSub;

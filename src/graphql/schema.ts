@@ -6,6 +6,7 @@ import { OrganizationResolver } from '../modules/organizations/organization.reso
 import { SourceConnectionResolver } from '../modules/connections/source-connection.resolver.js';
 import { SearchResolver } from '../modules/search/search.resolver.js';
 import { PushBatchResolver } from '../modules/sync/push-batch.resolver.js';
+import { ReembedResolver } from '../modules/sync/reembed.resolver.js';
 import { SourceResolver } from '../modules/sources/source.resolver.js';
 import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
 
@@ -14,7 +15,7 @@ let built: Promise<GraphQLSchema> | undefined;
 /** The one schema every transport executes against: Apollo, graphql-sse and the REST facade. */
 export function graphqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, PushBatchResolver, SearchResolver, WebhookResolver],
+    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, PushBatchResolver, ReembedResolver, SearchResolver, WebhookResolver],
     // Business rules are validated by the services, which know them; not by class-validator.
     validate: false,
     // type-graphql insists on a PubSub when a schema has subscriptions, but ours each bring a

@@ -43,7 +43,7 @@ export function embeddingMismatch(
   if (collection.embeddingModelName === embedder.modelName && collection.vectorSize === embedder.dimensions) return null;
   return (
     `Collection "${collection.readableId}" was embedded with ${collection.embeddingModelName} (${collection.vectorSize} dimensions) ` +
-    `but the service now embeds with ${embedder.modelName} (${embedder.dimensions}); use the same model again or re-create the collection`
+    `but the service now embeds with ${embedder.modelName} (${embedder.dimensions}); use the same model again, or re-embed the collection (GraphQL mutation reembedCollection)`
   );
 }
 

@@ -6,7 +6,7 @@ export class SyncJob {
   @Field(() => ID) id!: string;
   @Field(() => ID) sourceConnectionId!: string;
   @Field({ description: 'PENDING, RUNNING, COMPLETED, FAILED, CANCELLING or CANCELLED.' }) status!: string;
-  @Field({ description: 'manual, schedule, create, or push (a batch of entities sent to a push connection).' }) trigger!: string;
+  @Field({ description: 'manual, schedule, create, push (a batch of entities sent to a push connection), or reembed (the collection is re-embedded with the active model).' }) trigger!: string;
   @Field() forceFullSync!: boolean;
   @Field() createdAt!: Date;
   @Field(() => Date, { nullable: true }) startedAt!: Date | null;

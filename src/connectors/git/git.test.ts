@@ -8,6 +8,7 @@ import { collectRun, configDefaults, rejection, silentLogger } from '../connecto
 import connector from './index.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
 import { connectorEnvironment } from '../connector-testing.js';
+import { WebClient } from '../web/http-fetch.js';
 
 const logger = silentLogger;
 const DEFAULTS = configDefaults(connector);
@@ -140,6 +141,17 @@ describe('git connector', () => {
 
     test('a token is refused over plain HTTP to another host', async () => {
       expect(await rejection(validate({ url: 'http://example.com/repo.git' }, { token }))).toMatchObject({ field: 'url', message: expect.stringContaining('only sent over https') });
+    });
+
+    test('the network policy of web sources applies: link-local never, intranet only when allowed', async () => {
+      expect(await rejection(validate({ url: 'https://169.254.169.254/latest/repo.git' }))).toMatchObject({ field: 'url', message: expect.stringMatching(/link-local address/) });
+      const closed = new WebClient({ allowPrivateNetworks: false });
+      try {
+        const refused = await rejection(connector.validate({ config: { ...DEFAULTS, url: `${http.url}/repo`, branch: 'main' }, credentials: { token }, logger }, { localFolderRoots: [root], webClient: closed }));
+        expect(refused).toMatchObject({ field: 'url', message: expect.stringMatching(/private, loopback or link-local address.*CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS/) });
+      } finally {
+        await closed.close();
+      }
     });
 
     test('an unreachable server is a config error at validation', async () => {

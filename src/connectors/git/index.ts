@@ -98,6 +98,8 @@ async function resolveRemote(config: GitConfig, environment: ConnectorEnvironmen
     }
     if (parsed.protocol === 'https:' || parsed.protocol === 'http:') {
       if (parsed.username || parsed.password) throw new SourceConfigError('url', 'Put credentials in the connection\'s authentication (token), not in the URL');
+      const refused = await environment.webClient.hostProblem(parsed.hostname);
+      if (refused) throw new SourceConfigError('url', `Cannot read the repository: ${refused}`);
       const webBase = `${parsed.origin}${parsed.pathname.replace(/\/+$/, '').replace(/\.git$/, '')}`;
       return { cloneFrom: parsed.href, webBase, local: false, tokenAllowed: parsed.protocol === 'https:' || LOOPBACK_HOSTS.has(parsed.hostname) };
     }

@@ -3,6 +3,7 @@
  * per request on top of the job's cancellation, a cap on the body, conditional requests, and the
  * operator's network policy checked on every connection (redirects included).
  */
+import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, fetch, type Response } from 'undici';
 import { bareHost, guardedLookup, RefusedTargetError, sourceAddressProblem } from '../../shared/target-guard.js';
@@ -16,9 +17,11 @@ export const USER_AGENT = 'Catchment';
  */
 export class WebClient {
   private readonly agent: Agent;
+  private readonly problemOf: (address: string) => string | null;
 
   constructor(policy: { allowPrivateNetworks: boolean }) {
     const problemOf = (address: string) => sourceAddressProblem(address, policy.allowPrivateNetworks);
+    this.problemOf = problemOf;
     const connect = buildConnector({ lookup: guardedLookup(problemOf) });
     this.agent = new Agent({
       connect: (options, callback) => {
@@ -33,6 +36,21 @@ export class WebClient {
 
   get(url: string, init: { headers: Record<string, string>; signal: AbortSignal }) {
     return fetch(url, { ...init, redirect: 'follow', dispatcher: this.agent });
+  }
+
+  /**
+   * For sources that connect through another program (the git CLI): why the policy refuses `hostname`,
+   * checked once before the program runs, or null. Weaker than this client's own per-connection check
+   * (a DNS answer may change afterwards), but it keeps plain mistakes and metadata endpoints out.
+   */
+  async hostProblem(hostname: string): Promise<string | null> {
+    const host = bareHost(hostname);
+    const addresses = isIP(host) ? [host] : await lookup(host, { all: true }).then((entries) => entries.map((entry) => entry.address), () => []);
+    for (const address of addresses) {
+      const problem = this.problemOf(address);
+      if (problem) return isIP(host) ? `refused: ${problem}` : `refused: ${hostname} resolves to ${problem}`;
+    }
+    return null;
   }
 
   close(): Promise<void> {

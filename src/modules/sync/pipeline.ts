@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SourceEntity, SourceItem, SourceRun } from '../../connectors/connector.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
-import type { ChunkRecord, VectorIndex } from '../../platform/vectors/vector-index.js';
+import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import type { EffectiveSyncConfig } from './sync-config-layers.js';
@@ -278,7 +278,7 @@ export class SyncPipeline {
       run.signal,
     );
     const records: ChunkRecord[] = pending.map(({ entity, index, text }, i) => ({
-      chunkId: `${run.sourceConnectionId}:${entity.entityId}:${index}`,
+      chunkId: chunkIdOf(run.sourceConnectionId, entity.entityId, index),
       sourceConnectionId: run.sourceConnectionId,
       entityId: entity.entityId,
       chunkIndex: index,

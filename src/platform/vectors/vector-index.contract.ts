@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../../shared/errors.js';
-import type { ChunkRecord, FilterCondition, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
+import { chunkIdOf, type ChunkRecord, type FilterCondition, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
 export interface OpenedVectorIndex {
   index: VectorIndex;
@@ -28,13 +28,13 @@ export function seededVector(dimensions: number, seed: number): Float32Array {
   return vector.map((x) => x / norm);
 }
 
-/** A complete chunk record; `chunkId` follows `${connection}:${entity}:${index}` unless overridden. */
+/** A complete chunk record; `chunkId` is `chunkIdOf(connection, entity, index)` unless overridden. */
 export function makeChunk(dimensions: number, seed: number, overrides: Partial<ChunkRecord> = {}): ChunkRecord {
   const sourceConnectionId = overrides.sourceConnectionId ?? 'conn-1';
   const entityId = overrides.entityId ?? `entity-${seed}`;
   const chunkIndex = overrides.chunkIndex ?? 0;
   return {
-    chunkId: `${sourceConnectionId}:${entityId}:${chunkIndex}`,
+    chunkId: chunkIdOf(sourceConnectionId, entityId, chunkIndex),
     sourceConnectionId,
     entityId,
     chunkIndex,
@@ -110,6 +110,13 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         await index.add(id, [chunk(1), chunk(2), chunk(2, { chunkIndex: 1 })]);
         await index.add(id, [chunk(3)]);
         expect(await index.count(id)).toBe(4);
+      });
+
+      test('add refuses a chunk whose id is not <connection>:<entity>:<index> (rankings read only the id) and writes nothing of the call', async () => {
+        const id = collection();
+        await expect(index.add(id, [chunk(1), chunk(2, { chunkId: 'free-form-id' })])).rejects.toThrow(/not of the form/);
+        await expect(index.add(id, [chunk(3, { chunkId: chunkIdOf('conn-1', 'entity-3', 7) })])).rejects.toThrow(/not of the form/);
+        expect(await index.count(id)).toBe(0);
       });
 
       test('deleteEntities removes every chunk of those entities of that connection only', async () => {

@@ -9,9 +9,35 @@ export interface ChunkBreadcrumb {
   entity_type: string;
 }
 
+/**
+ * A chunk's id: `${sourceConnectionId}:${entityId}:${chunkIndex}`. Indexes rely on the form (adapters
+ * refuse other ids): the chunk's entity is its id up to the last colon, so a ranking needs to read
+ * only this one column to fuse per entity.
+ */
+export function chunkIdOf(sourceConnectionId: string, entityId: string, chunkIndex: number): string {
+  return `${sourceConnectionId}:${entityId}:${chunkIndex}`;
+}
+
+/** The entity part of a chunk id (connection and entity ids): what chunks of one entity share. */
+export function entityKeyOfChunkId(chunkId: string): string {
+  return chunkId.slice(0, chunkId.lastIndexOf(':'));
+}
+
+/** What every adapter checks before it writes chunks: vectors of its size, ids of the `chunkIdOf` form. */
+export function checkChunks(chunks: readonly ChunkRecord[], dimensions: number): void {
+  for (const chunk of chunks) {
+    if (chunk.vector.length !== dimensions) {
+      throw new Error(`Chunk ${chunk.chunkId} has a ${chunk.vector.length}-dimensional vector; the index expects ${dimensions}`);
+    }
+    if (chunk.chunkId !== chunkIdOf(chunk.sourceConnectionId, chunk.entityId, chunk.chunkIndex)) {
+      throw new Error(`Chunk id ${chunk.chunkId} is not of the form <source connection id>:<entity id>:<chunk index>`);
+    }
+  }
+}
+
 /** One chunk of one entity, as written by a sync and returned by search. */
 export interface ChunkRecord {
-  /** Unique within the collection: `${sourceConnectionId}:${entityId}:${chunkIndex}`. */
+  /** Unique within the collection: `chunkIdOf(sourceConnectionId, entityId, chunkIndex)`. */
   chunkId: string;
   sourceConnectionId: string;
   entityId: string;

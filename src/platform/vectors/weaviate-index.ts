@@ -12,7 +12,7 @@ import weaviate, {
 } from 'weaviate-client';
 import { ValidationError } from '../../shared/errors.js';
 import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
-import type { ChunkRecord, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
+import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
 /** The Weaviate collection (class) holding every Catchment collection's chunks, one tenant each. */
 export const DEFAULT_CLASS_NAME = 'CatchmentChunk';
@@ -259,11 +259,7 @@ export class WeaviateVectorIndex implements VectorIndex {
   async add(collectionId: string, chunks: ChunkRecord[]): Promise<void> {
     this.assertOpen();
     if (chunks.length === 0) return;
-    for (const chunk of chunks) {
-      if (chunk.vector.length !== this.dimensions) {
-        throw new Error(`Chunk ${chunk.chunkId} has a ${chunk.vector.length}-dimensional vector; the index expects ${this.dimensions}`);
-      }
-    }
+    checkChunks(chunks, this.dimensions);
     const tenant = this.tenant(collectionId);
     const slices = insertSlices(chunks.map(toObject));
     for (let start = 0; start < slices.length; start += INSERT_CONCURRENCY) {

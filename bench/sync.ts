@@ -17,6 +17,7 @@ import { createLogger } from '../src/platform/logger.js';
 import { createTestDatabase, startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
 import { WebClient } from '../src/connectors/web/http-fetch.js';
+import { chunkIdOf } from '../src/platform/vectors/vector-index.js';
 
 const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, size: { type: 'string', default: 'small' }, 'postgres-rows': { type: 'string', default: '100000' } } });
 const count = Number(values.entities);
@@ -51,7 +52,7 @@ try {
     await vectors.add(
       'bench-floor',
       pieces.map((p, i) => ({
-        chunkId: `floor:${p.entity.entityId}:${p.index}`,
+        chunkId: chunkIdOf('floor', p.entity.entityId, p.index),
         sourceConnectionId: 'floor',
         entityId: p.entity.entityId,
         chunkIndex: p.index,

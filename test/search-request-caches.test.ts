@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { chunkIdOf } from '../src/platform/vectors/vector-index.js';
 import { http, startTestServer, type TestServer } from './support/harness.js';
 import { api, FAST_WORKER, waitForJob, type Api } from './support/sync-helpers.js';
 
@@ -46,7 +47,7 @@ describe('request-path caches see this process\'s changes at once', () => {
     const ghost = '00000000-0000-7000-8000-00000000dead';
     await index.add(
       collection.id,
-      [0, 1, 2].map((i) => ({ ...template, chunkId: `${ghost}:doc-${i}`, entityId: `doc-${i}`, sourceConnectionId: ghost, syncId: first, text: 'document lingering', vector })),
+      [0, 1, 2].map((i) => ({ ...template, chunkId: chunkIdOf(ghost, `doc-${i}`, template.chunkIndex), entityId: `doc-${i}`, sourceConnectionId: ghost, syncId: first, text: 'document lingering', vector })),
     );
     expect(syncIds((await search('two-sources')).body.results)).toEqual([second]);
     expect(syncIds((await search('two-sources', { retrieval_strategy: 'hybrid' })).body.results)).toEqual([second]);

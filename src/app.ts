@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
 import { runRefusal, type ConnectorEnvironment } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
+import { WebClient } from './connectors/web/http-fetch.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import { FederatedSources } from './modules/search/federated-sources.js';
@@ -14,6 +15,7 @@ import { EntityStore } from './modules/sync/entity-store.js';
 import { SyncPipeline } from './modules/sync/pipeline.js';
 import { SyncWorker } from './modules/sync/sync-worker.js';
 import { PushBatchService } from './modules/sync/push-batch.service.js';
+import { CollectionReembedding } from './modules/sync/reembed.service.js';
 import { SyncService } from './modules/sync/sync.service.js';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { deliverySchedule } from './modules/webhooks/retry-schedule.js';
@@ -39,8 +41,6 @@ import { InProcessQueue, type JobQueue } from './platform/queue/queue.js';
 import { resolveEncryptionKey, SecretBox } from './platform/secrets/secrets.js';
 import { loadOpenApiDocument } from './rest/facade.js';
 import type { Services } from './services.js';
-import { WebClient } from './connectors/web/http-fetch.js';
-import { CollectionReembedding } from './modules/sync/reembed.service.js';
 
 /**
  * The composition root: picks every adapter from configuration (embedded or servers) and wires

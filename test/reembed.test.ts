@@ -64,6 +64,24 @@ describe('re-embedding a collection with the active model', () => {
     expect(await waitForJob(call, pushed.id, later.job.id, FINISHED)).toMatchObject({ status: 'COMPLETED', entities_inserted: 1 });
   });
 
+  test('a push connection whose raw data is not kept is skipped, with why; the others still re-embed', async () => {
+    await call('POST', '/collections', { name: 'Partly kept', readable_id: 'partly-kept' });
+    const unkept = (
+      await call('POST', '/source-connections', {
+        short_name: 'push',
+        readable_collection_id: 'partly-kept',
+        name: 'Unkept notes',
+        sync_config: { handlers: { enable_vector_handlers: true, enable_raw_data_handler: false, enable_entity_db_handler: true } },
+      })
+    ).body;
+    expect(unkept.id).toBeDefined();
+    const kept = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'partly-kept', name: 'Kept notes' })).body;
+    const { reembedCollection } = (await graphql(server.url, REEMBED, { readableId: 'partly-kept' }, { apiKey: server.apiKey })).body.data!;
+    expect(reembedCollection.skipped).toEqual([{ sourceConnectionId: unkept.id, reason: expect.stringMatching(/raw data is not kept.*push its entities again/) }]);
+    expect(reembedCollection.jobs.map((job: { sourceConnectionId: string }) => job.sourceConnectionId)).toEqual([kept.id]);
+    expect(await waitForJob(call, kept.id, reembedCollection.jobs[0].id, FINISHED)).toMatchObject({ status: 'COMPLETED' });
+  });
+
   test('CONFLICT while a sync of the collection is in progress; NOT_FOUND for another organization', async () => {
     const busy = (await call('POST', '/collections', { name: 'Busy one', readable_id: 'busy-one' })).body;
     const connection = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'busy-one', authentication: { credentials: { token: 't' } }, config: { entity_count: 3, hierarchy_depth: 0 }, sync_immediately: false })).body;

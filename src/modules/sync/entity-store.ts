@@ -81,12 +81,12 @@ export class EntityStore {
     return result.affectedRows;
   }
 
-  /** Every entity id of the connection (for the deletions at the end of a full sync). */
   /** Clears the content hashes of a collection's entities: the next sync of each connection treats every entity as changed. */
   async forgetHashes(collectionId: string): Promise<void> {
     await this.connection.execute(`update entities set content_hash = '' where collection_id = ?`, [collectionId]);
   }
 
+  /** Every entity id of the connection (for the deletions at the end of a full sync). */
   async allIds(sourceConnectionId: string): Promise<string[]> {
     const rows = await this.connection.execute<{ entity_id: string }[]>('select entity_id from entities where source_connection_id = ?', [sourceConnectionId]);
     return rows.map((row) => row.entity_id);

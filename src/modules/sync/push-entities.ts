@@ -192,10 +192,12 @@ function checkDate(value: Date | string | null | undefined, loc: Loc, issues: Va
   return date;
 }
 
-/** The stored batch as the items of a source run: the entities, then the deletions. */
+/**
+ * The stored batch as the items of a source run: the deletions, then the entities. A request never
+ * deletes and upserts one id, so the order changes nothing but this: a batch that replaces entities
+ * frees their room under the entity guardrail before it adds the new ones.
+ */
 export function pushedItems(items: StoredPushItems): SourceItem[] {
-  // Deletions first (a request never deletes and upserts one id): a batch that replaces entities
-  // frees their room under the entity guardrail before it adds the new ones.
   return [
     ...items.deletions.map((id) => ({ delete: id })),
     ...items.entities.map(

@@ -41,7 +41,8 @@ export class SyncService {
   /**
    * Creates a PENDING job and queues it; 409 while another job of the connection is active, or for a
    * connection that cannot be run. A `push` job (a batch sent to a push connection) and a `reembed`
-   * job (see CollectionReembedding) are not runs of the source, so only the first rule applies to them. `attach` stages more changes in the job's
+   * job (CollectionReembedding: a push connection replays its raw data) are not runs asked of the
+   * source, so only the first rule applies to them. `attach` stages more changes in the job's
    * transaction (it may throw to roll the job back).
    */
   async start(
@@ -53,7 +54,6 @@ export class SyncService {
       attach?: (tx: EntityManager, job: SyncJob) => Promise<void>;
     },
   ): Promise<SyncJobView> {
-    // A push batch and a re-embedding are not runs of the source: they sync what the connection was sent.
     const refusal = options.trigger === 'push' || options.trigger === 'reembed' ? null : this.runRefusal(connection);
     if (refusal) throw new ConflictError(refusal);
     let created: { job: SyncJob; event: RecordedEvent };

@@ -316,8 +316,7 @@ export class WordVectorModel {
   lookup(text: string, start: number, end: number): number {
     let hash = 0x811c9dc5;
     for (let i = start; i < end; i++) {
-      const c = text.charCodeAt(i);
-      hash = Math.imul(hash ^ (c >= 0x41 && c <= 0x5a ? c + 32 : c), 0x01000193);
+      hash = Math.imul(hash ^ lowerAscii(text.charCodeAt(i)), 0x01000193);
     }
     const length = end - start;
     const { table, offsets, chars, mask } = this;
@@ -329,8 +328,7 @@ export class WordVectorModel {
       if (offsets[row + 1]! - at !== length) continue;
       let i = 0;
       for (; i < length; i++) {
-        const c = text.charCodeAt(start + i);
-        if ((c >= 0x41 && c <= 0x5a ? c + 32 : c) !== chars[at + i]) break;
+        if (lowerAscii(text.charCodeAt(start + i)) !== chars[at + i]) break;
       }
       if (i === length) return row;
     }
@@ -338,8 +336,8 @@ export class WordVectorModel {
 
   /**
    * Adds a word the vocabulary does not know: its character trigrams hashed into a vector (the same
-   * feature hashing as `hashedVector`) of a fixed length, at SIF weight 1 (the weight of the rarest
-   * words). Unknown words are mostly the rarest, most specific terms of a text (gene names, drugs,
+   * feature hashing as `hashedVector`) of length `UNKNOWN_WORD_LENGTH`, kept apart from the known
+   * words' average. Unknown words are mostly the rarest, most specific terms of a text (gene names, drugs,
    * product codes): dropping them made "PGAM1 inhibition" and "inhibition" the same query. Their
    * trigram vectors do not point along any word's direction, so they only make texts that share the
    * term (or most of its trigrams) closer.
@@ -356,7 +354,6 @@ export class WordVectorModel {
     const unknown = this.unknownSum;
     for (let d = 0; d < dims; d++) unknown[d] = unknown[d]! + scale * trigrams[d]!;
   }
-
 
   private add(row: number): number {
     const x = SIF_A * (row + 1) * this.harmonic;
@@ -390,7 +387,6 @@ function trigramHash(a: number, b: number, c: number): number {
   hash ^= hash >>> 16;
   return hash;
 }
-
 
 /**
  * The vector of a text with no word to embed (empty text, only punctuation or symbols, only stop

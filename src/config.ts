@@ -240,6 +240,51 @@ export const settings = {
     parse: integer(1, 3600),
     description: 'Agentic search: time budget; when spent, what was collected is returned.',
   },
+  rerankUrl: {
+    env: 'CATCHMENT_RERANK_URL',
+    parse: url('http:', 'https:'),
+    description: 'A rerank endpoint itself (e.g. `http://tei:80/rerank`, `https://api.jina.ai/v1/rerank`, `http://vllm:8000/v1/rerank`) that reorders the top candidates of hybrid, classic and agentic search; when it fails or is late, the unreranked order stands. Unset: no reranking.',
+  },
+  rerankProtocol: {
+    env: 'CATCHMENT_RERANK_PROTOCOL',
+    default: 'auto' as const,
+    parse: oneOf('auto', 'tei', 'cohere'),
+    description: '`tei`: Text Embeddings Inference (`{query, texts}` → `[{index, score}]`). `cohere`: Cohere, Jina, vLLM, Infinity, LiteLLM (`{model, query, documents, top_n}` → `{results: [{index, relevance_score}]}`). `auto`: `cohere` when a model is set or the path is `/v1/rerank` or `/v2/rerank`, else `tei`.',
+  },
+  rerankModel: {
+    env: 'CATCHMENT_RERANK_MODEL',
+    parse: text,
+    description: 'Rerank model name sent with the `cohere` protocol (e.g. `jina-reranker-v2-base-multilingual`, `rerank-v3.5`, `BAAI/bge-reranker-v2-m3`).',
+  },
+  rerankApiKey: {
+    env: 'CATCHMENT_RERANK_API_KEY',
+    parse: text,
+    description: 'Bearer key for the rerank endpoint, if it needs one; sent to that URL only (redirects are not followed).',
+  },
+  rerankTimeoutMs: {
+    env: 'CATCHMENT_RERANK_TIMEOUT_MS',
+    default: 2000,
+    parse: integer(10, 600_000),
+    description: 'Longest wait for the scores of one search, every batch included; later, the unreranked order is returned.',
+  },
+  rerankTopK: {
+    env: 'CATCHMENT_RERANK_TOP_K',
+    default: 50,
+    parse: integer(1, 1000),
+    description: 'How many of the first candidates of a ranking are reranked; the rest follow in their order.',
+  },
+  rerankBatchSize: {
+    env: 'CATCHMENT_RERANK_BATCH_SIZE',
+    default: 32,
+    parse: integer(1, 1000),
+    description: 'Documents per rerank request (TEI accepts 32 unless started with a larger `--max-client-batch-size`); lowered on its own when the server names a smaller maximum.',
+  },
+  rerankMaxDocumentChars: {
+    env: 'CATCHMENT_RERANK_MAX_DOCUMENT_CHARS',
+    default: 2000,
+    parse: integer(100, 1_000_000),
+    description: 'Each candidate text (and the query) is cut to this many characters before reranking; about 500 tokens, what small cross-encoders read.',
+  },
   webhooksAllowHttp: {
     env: 'CATCHMENT_WEBHOOKS_ALLOW_HTTP',
     default: false,

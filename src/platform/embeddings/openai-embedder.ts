@@ -243,7 +243,7 @@ function parseRetryAfter(headers: Headers): number | undefined {
 }
 
 /** `: <message>` from OpenAI-style (`{error: {message}}`), TEI/Ollama-style (`{error: "…"}`) or plain bodies. */
-function describeError(text: string): string {
+export function describeError(text: string): string {
   let message: unknown = text;
   try {
     const body = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };

@@ -134,6 +134,14 @@ export interface Connector {
   labels: string[];
   outputEntityDefinitions: string[];
   /**
+   * Where the connection's stored secrets are sent with this config and these credentials: normalized
+   * origins or addresses (`https://git.example.com`, `postgresql://db.internal:5432/app`), empty when
+   * they go nowhere a user chooses. Stored secrets are bound to the targets they were given for: a
+   * change that would send them to any other target must carry the credentials again (the connection
+   * service enforces it before anything is sent). Pure: no I/O, and never a secret in the result.
+   */
+  credentialTargets(config: Record<string, unknown>, credentials: Record<string, unknown>): string[];
+  /**
    * Checks config and credentials against the real source before a connection is created or
    * changed. Throws SourceConfigError or CredentialsRejectedError.
    */
@@ -156,6 +164,25 @@ export interface FederatedHit {
   entity: SourceEntity;
   /** The source's own relevance (only the order matters: fusion is by rank). */
   score: number;
+}
+
+/**
+ * The origins of the http(s) URLs among `urls` (one URL or a list; anything else is skipped, as
+ * nothing is sent to it): the credential targets of sources that send their secrets to the URLs of
+ * their config.
+ */
+export function httpOrigins(urls: unknown): string[] {
+  const origins = new Set<string>();
+  for (const value of Array.isArray(urls) ? urls : [urls]) {
+    if (typeof value !== 'string') continue;
+    try {
+      const url = new URL(value.trim());
+      if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin);
+    } catch {
+      // Not a URL: the source refuses it, and sends nothing there.
+    }
+  }
+  return [...origins];
 }
 
 /**

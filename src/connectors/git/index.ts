@@ -2,7 +2,7 @@ import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { BlobReader, git, GitError, gitLines, type GitAccess } from './git-cli.js';
 
@@ -249,6 +249,8 @@ const connector: Connector = {
   federatedSearch: false,
   labels: ['code'],
   outputEntityDefinitions: ['GitFileEntity', 'GitFolderEntity', 'GitCommitEntity'],
+  // The token goes to the repository's origin; never to a local repository.
+  credentialTargets: (config) => httpOrigins(config.url),
 
   async validate({ config: raw, credentials }, environment) {
     const config = readConfig(raw);

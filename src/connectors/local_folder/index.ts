@@ -194,6 +194,7 @@ const connector: Connector = {
   federatedSearch: false,
   labels: ['files'],
   outputEntityDefinitions: ['LocalFolderEntity', 'LocalFileEntity'],
+  credentialTargets: () => [],
 
   async validate({ config: raw }, environment) {
     const config = readConfig(raw);

@@ -21,6 +21,7 @@ const connector: Connector = {
   receivesPushes: true,
   labels: ['api'],
   outputEntityDefinitions: ['PushEntity'],
+  credentialTargets: () => [],
 
   async validate() {
     // Nothing to reach: the entities come to the service.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
-import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
 import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '../web/http-fetch.js';
 
@@ -233,6 +233,7 @@ const connector: Connector = {
   federatedSearch: false,
   labels: ['web', 'news'],
   outputEntityDefinitions: ['RssFeedEntity', 'RssItemEntity'],
+  credentialTargets: (config) => httpOrigins(config.feed_urls),
 
   async validate({ config: raw }, environment) {
     const config = readConfig(raw);

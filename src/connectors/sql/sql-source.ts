@@ -240,6 +240,12 @@ export function resolveTarget(dialect: SqlDialect, credentials: Record<string, u
   };
 }
 
+/** Where a target's login goes, without its user or password: `postgresql://db.internal:5432/app`. */
+function serverAddress(dialect: SqlDialect, target: SqlTarget): string {
+  const host = target.host.toLowerCase();
+  return `${dialect.schemes[0]}://${host.includes(':') ? `[${host}]` : host}:${target.port}/${target.database}`;
+}
+
 /**
  * The message of a driver error with the password and URL cut out: drivers may echo the
  * connection string (a malformed URL, an option they cannot parse), and messages reach job
@@ -560,13 +566,14 @@ export function sqlConnectorBase<S extends SqlSession>(
   dialect: SqlDialect<S>,
   /** Checks of the source's own config fields, in the validation session. */
   validateMore: (session: S, raw: Record<string, unknown>) => Promise<void> = async () => undefined,
-): Pick<Connector, 'validate' | 'sync' | 'authMethods' | 'authFields' | 'supportedAuthProviders' | 'supportsContinuous' | 'labels'> {
+): Pick<Connector, 'validate' | 'sync' | 'authMethods' | 'authFields' | 'supportedAuthProviders' | 'supportsContinuous' | 'labels' | 'credentialTargets'> {
   return {
     authMethods: ['direct'],
     authFields: sqlAuthFields(dialect),
     supportedAuthProviders: [],
     supportsContinuous: true,
     labels: ['database'],
+    credentialTargets: (_config, credentials) => [serverAddress(dialect, resolveTarget(dialect, credentials))],
     async validate({ config: raw, credentials, logger }) {
       const config = readSqlConfig(raw);
       await withSession(dialect, credentials, config, async (session) => {

@@ -118,6 +118,8 @@ const connector: Connector = {
   federatedSearch: false,
   labels: ['testing'],
   outputEntityDefinitions: ['StubDocument', 'StubCodeFile', 'StubFolder'],
+  // The token is never sent anywhere: it is only compared with "rejected" and "revoked".
+  credentialTargets: () => [],
 
   async validate({ credentials }) {
     if (credentials.token === 'rejected') throw new CredentialsRejectedError('The stub source refuses the token "rejected"');

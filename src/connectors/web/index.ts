@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import robotsParserModule from 'robots-parser';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../platform/logger.js';
-import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
 import { outlinePage } from './html-page.js';
 import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource, type FetchOptions } from './http-fetch.js';
@@ -186,6 +186,8 @@ const connector: Connector = {
   federatedSearch: false,
   labels: ['web'],
   outputEntityDefinitions: ['WebPageEntity'],
+  // The crawl stays on its start URLs' origins.
+  credentialTargets: (config) => httpOrigins(config.start_urls),
 
   async validate({ config: raw }, environment) {
     const config = readConfig(raw);

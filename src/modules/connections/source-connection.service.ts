@@ -21,6 +21,7 @@ import { nextRun } from '../sync/schedule.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from '../sync/cleanup.js';
 import type { SyncService } from '../sync/sync.service.js';
 import { SourceConnection } from './source-connection.entity.js';
+import { authorizeSourceChange, credentialTargetIssue } from './source-change-rules.js';
 
 export type ConnectionStatus = 'active' | 'pending_auth' | 'syncing' | 'error' | 'needs_reauth' | 'inactive' | 'pending_sync';
 
@@ -171,11 +172,16 @@ export class SourceConnectionService {
     return (await this.views([row]))[0]!;
   }
 
-  /** Only the fields sent change; credentials only for direct authentication. */
+  /**
+   * Only the fields sent change; credentials only for direct authentication. Config and credentials
+   * need the admin role, and stored credentials stay bound to their target (source-change-rules.ts):
+   * both are checked before the source is contacted, and nothing is written unless all checks pass.
+   */
   async update(principal: Principal, id: string, input: ConnectionUpdateInput): Promise<ConnectionView> {
     const em = this.orm.em.fork();
     const row = await this.find(principal, id, em);
     if (!row) throw NotFoundError.of('Source connection', id);
+    authorizeSourceChange(principal, { config: input.config, credentials: input.authentication?.credentials });
     const connector = this.sources.connector(row.shortName);
     const issues: ValidationIssue[] = [];
     if (input.name != null && (input.name.trim().length < 1 || input.name.length > 256)) issues.push({ loc: ['name'], msg: 'String should have between 1 and 256 characters', type: 'string_length' });
@@ -196,6 +202,8 @@ export class SourceConnectionService {
     }
     const config = input.config != null ? validateFields(connector.configFields, input.config, ['config']) : null;
     if (config?.issues.length) throw new ValidationError(config.issues);
+    const unbound = config && input.authentication?.credentials == null ? credentialTargetIssue(connector, { config: row.config, credentials }, config.value) : null;
+    if (unbound) throw new ValidationError([unbound]);
     if (config || input.authentication?.credentials != null) await this.validateWithSource(connector, config?.value ?? row.config, credentials ?? {});
 
     if (input.name != null) row.name = input.name.trim();

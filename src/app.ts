@@ -112,7 +112,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       localFolderRoots: config.localFolderRoots,
       webClient: new WebClient({ allowPrivateNetworks: config.sourcesAllowPrivateNetworks }),
     };
-    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger);
+    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger, config.scheduleMinIntervalSeconds);
     const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, queue, () => connections));
     const services: Services = {
       organizations,

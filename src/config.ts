@@ -94,6 +94,12 @@ export const settings = {
     parse: url('postgres:', 'postgresql:'),
     description: 'PostgreSQL connection URL. Unset: an embedded PGlite database under the data directory.',
   },
+  databaseConnectTimeoutSeconds: {
+    env: 'CATCHMENT_DATABASE_CONNECT_TIMEOUT_SECONDS',
+    default: 60,
+    parse: integer(1, 3600),
+    description: 'At start, how long to keep trying to reach `DATABASE_URL` (each attempt logged, with growing pauses between them) before the process exits with an error.',
+  },
   redisUrl: {
     env: 'REDIS_URL',
     parse: url('redis:', 'rediss:'),
@@ -345,6 +351,12 @@ export const settings = {
     default: 180,
     parse: integer(1, 86_400),
     description: 'A CANCELLING job whose worker does not answer for this long is forced to CANCELLED (the spec says 3 minutes).',
+  },
+  scheduleMinIntervalSeconds: {
+    env: 'CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS',
+    default: 60,
+    parse: integer(1, 86_400),
+    description: 'Shortest time a cron schedule may leave between two runs; a schedule that runs more often is refused (422).',
   },
   workerTickSeconds: {
     env: 'CATCHMENT_WORKER_TICK_SECONDS',

@@ -35,4 +35,6 @@ export const FAST_WORKER = {
   CATCHMENT_RATE_LIMIT_REQUESTS: '0',
   // Small batches: progress (and cancellation points) every 20 entities.
   CATCHMENT_SYNC_BATCH_SIZE: '20',
+  // Schedules every few seconds, so a test sees scheduled runs without waiting minutes.
+  CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS: '1',
 };

@@ -17,7 +17,7 @@ import type { SourceService } from '../sources/source.service.js';
 import type { EntityStore } from '../sync/entity-store.js';
 import { SyncJob, type JobStatus } from '../sync/sync-job.entity.js';
 import { jobView, type SyncJobView } from '../sync/sync-job.view.js';
-import { nextRun } from '../sync/schedule.js';
+import { nextRun, scheduleProblem } from '../sync/schedule.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from '../sync/cleanup.js';
 import type { SyncService } from '../sync/sync.service.js';
 import { SourceConnection } from './source-connection.entity.js';
@@ -106,6 +106,8 @@ export class SourceConnectionService {
     private readonly secretBox: SecretBox,
     private readonly environment: ConnectorEnvironment,
     private readonly logger: Logger,
+    /** Shortest time a cron schedule may leave between runs (CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS). */
+    private readonly scheduleMinIntervalSeconds: number,
   ) {}
 
   async list(principal: Principal, options: { collection?: string | null; skip?: number; limit?: number }): Promise<ConnectionView[]> {
@@ -287,13 +289,10 @@ export class SourceConnectionService {
 
   private checkCron(cron: string | null | undefined, issues: ValidationIssue[]): string | null {
     if (cron == null || cron === '') return null;
-    try {
-      if (!nextRun(cron, new Date())) throw new Error('never runs');
-      return cron;
-    } catch (error) {
-      issues.push({ loc: ['schedule', 'cron'], msg: `Invalid cron expression: ${(error as Error).message}`, type: 'value_error' });
-      return null;
-    }
+    const problem = scheduleProblem(cron, this.scheduleMinIntervalSeconds);
+    if (!problem) return cron;
+    issues.push({ loc: ['schedule', 'cron'], msg: problem, type: 'value_error' });
+    return null;
   }
 
   /** A schedule runs the connection: refused for connections that cannot be run (federated, push). */

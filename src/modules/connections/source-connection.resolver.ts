@@ -37,7 +37,10 @@ export class SourceConnectionResolver {
     return ctx.services.connections.create(principalOf(ctx), input);
   }
 
-  @Mutation(() => SourceConnection)
+  @Mutation(() => SourceConnection, {
+    description:
+      'Only the fields sent change. Changing config or credentials needs the admin role or higher (FORBIDDEN otherwise); a config that would send the stored credentials to another target (another origin or database server) needs the credentials again in the same input (BAD_USER_INPUT otherwise). Both are checked before the source is contacted.',
+  })
   @UseMiddleware(Guard(write))
   updateSourceConnection(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('input', () => SourceConnectionUpdateInput) input: SourceConnectionUpdateInput) {
     return ctx.services.connections.update(principalOf(ctx), id, input);

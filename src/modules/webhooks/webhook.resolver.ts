@@ -26,7 +26,7 @@ export class WebhookResolver {
 
   @Query(() => WebhookSubscriptionDetail, { nullable: true })
   @UseMiddleware(Guard(read))
-  webhookSubscription(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('includeSecret', { defaultValue: false }) includeSecret: boolean) {
+  webhookSubscription(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('includeSecret', { defaultValue: false, description: 'Add the signing secret: admin role or higher (FORBIDDEN for a member).' }) includeSecret: boolean) {
     return ctx.services.webhooks.getSubscription(principalOf(ctx), id, includeSecret);
   }
 

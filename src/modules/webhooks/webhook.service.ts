@@ -3,14 +3,17 @@ import type { Orm } from '../../platform/db/database.js';
 import { EVENT_TYPES, type EventOutbox, type EventType, type RecordedEvent } from '../../platform/events/event-bus.js';
 import type { PubSub } from '../../platform/pubsub/pubsub.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
-import { NotFoundError, ValidationError, type ValidationIssue } from '../../shared/errors.js';
+import { ForbiddenError, NotFoundError, ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import { UUID_PATTERN } from '../../shared/ids.js';
 import { PAGE_LIMIT } from '../collections/collection.service.js';
-import { Organization } from '../organizations/organization.entity.js';
+import { Organization, roleAtLeast, type Role } from '../organizations/organization.entity.js';
 import type { Principal } from '../organizations/principal.js';
 import { generateSecret, normalizeSecret } from './signing.js';
 import { targetProblem, type TargetPolicy } from '../../shared/target-guard.js';
 import { WebhookMessage, WebhookRecoveryTask, WebhookSubscription } from './webhook.entities.js';
+
+/** Whoever holds a signing secret can forge deliveries: it is shown to admins and owners only (API keys act as admin). */
+const SECRET_READER_ROLE: Role = 'admin';
 
 export type HealthStatus = 'healthy' | 'degraded' | 'failing' | 'unknown';
 
@@ -127,6 +130,9 @@ export class WebhookService {
   }
 
   async getSubscription(principal: Principal, id: string, includeSecret: boolean): Promise<SubscriptionDetailView | null> {
+    if (includeSecret && !roleAtLeast(principal.role, SECRET_READER_ROLE)) {
+      throw new ForbiddenError(`Reading a webhook signing secret (include_secret) needs the ${SECRET_READER_ROLE} role or higher`);
+    }
     const row = await this.find(this.orm.em.fork(), principal, id);
     if (!row) return null;
     const [health, attempts] = await Promise.all([this.health([row.id]), this.attempts('subscription_id', row.id, RECENT_ATTEMPTS)]);

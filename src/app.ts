@@ -76,13 +76,14 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       const applied = await database.migrate();
       if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
     }
-    const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl, `${config.redisPrefix}:`) : new InProcessPubSub();
-    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix, onError: (error) => logger.warn({ err: error }, 'job queue: Redis error') }) : new InProcessQueue();
+    const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl, `${config.redisPrefix}:`, logger) : new InProcessPubSub();
+    const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix, logger }) : new InProcessQueue();
     const rateLimiter = createRateLimiter({
       points: config.rateLimitRequests,
       windowSeconds: config.rateLimitWindowSeconds,
       redisUrl: config.redisUrl,
       keyPrefix: `${config.redisPrefix}:rl`,
+      logger,
     });
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const info = embedderInfo(config);

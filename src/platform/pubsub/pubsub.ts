@@ -4,6 +4,7 @@
  * what any process publishes.
  */
 export interface PubSub {
+  /** Best effort, never throws: events are notifications and the database holds the state they announce. */
   publish(topic: string, payload: unknown): Promise<void>;
   /** Events published on `topic` from now on, until the iterator is returned or `signal` aborts. */
   subscribe<T>(topic: string, signal?: AbortSignal): AsyncIterableIterator<T>;

@@ -1,4 +1,7 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { startOwnRedis } from '../../../test/support/redis-server.js';
+import type { Logger } from '../logger.js';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -39,4 +42,42 @@ describe.each([
 
 test('zero requests per window disables rate limiting', () => {
   expect(createRateLimiter({ points: 0, windowSeconds: 60 })).toBeNull();
+});
+
+test('while Redis is down the limiter answers at once from memory, still limiting, and logs it; afterwards it counts in Redis again', async () => {
+  const redis = await startOwnRedis();
+  const warnings: string[] = [];
+  const logger = { warn: (message: string) => warnings.push(message) } as unknown as Logger;
+  const limiter = createRateLimiter({ points: 2, windowSeconds: 30, redisUrl: redis.url, keyPrefix: 'outage', logger })!;
+  const store = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+  store.on('error', () => {});
+  /** Consumes on `key` until Redis holds its counter: the limiter's client is connected. */
+  const countedInRedis = async (key: string) => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      await limiter.consume(key);
+      if ((await store.get(`outage:${key}`).catch(() => null)) !== null) return;
+      if (Date.now() > deadline) throw new Error('the limiter never counted in Redis');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  try {
+    await countedInRedis('before');
+    expect(warnings).toEqual([]);
+
+    await redis.kill();
+    const started = Date.now();
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await limiter.consume('down'));
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
+    expect(warnings).toHaveLength(1);
+
+    await redis.restart();
+    await countedInRedis('after');
+  } finally {
+    store.disconnect();
+    await limiter.close();
+    await redis.stop();
+  }
 });

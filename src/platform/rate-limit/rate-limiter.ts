@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Logger } from '../logger.js';
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -9,18 +10,60 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
-/** Fixed-window counter per key. In memory for one process; in Redis when processes share limits. */
+/**
+ * Fixed-window counter per key. In memory for one process; in Redis when processes share limits,
+ * with the in-memory counter standing in (and a warning logged) while Redis does not answer.
+ */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
   close(): Promise<void>;
 }
 
-export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string; keyPrefix?: string }): RateLimiter | null {
+/** ioredis states while a connection is being made. */
+const CONNECTING = new Set(['wait', 'connecting', 'connect']);
+/** Warnings about counting in memory are repeated at most this often while Redis stays unreachable. */
+const FALLBACK_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * The in-memory counter that stands in while Redis does not answer: limits then apply per
+ * process instead of per deployment, which keeps the API answering at its normal latency.
+ */
+class FallbackLimiter extends RateLimiterMemory {
+  constructor(
+    options: { points: number; duration: number },
+    private readonly onUse: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(key: string | number, points?: number, options?: { [key: string]: unknown }): Promise<RateLimiterRes> {
+    this.onUse();
+    return super.consume(key, points, options);
+  }
+}
+
+export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string; keyPrefix?: string; logger?: Logger }): RateLimiter | null {
   if (options.points === 0) return null;
-  const redis = options.redisUrl ? new Redis(options.redisUrl, { maxRetriesPerRequest: 3 }) : null;
-  redis?.on('error', () => {}); // reconnects by itself; requests meanwhile fail and are reported there
+  // No request waits on Redis: while it is down (or until it first answers) a command fails at
+  // once, one that gets no answer fails after 500 ms, and the in-memory fallback decides.
+  const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 }) : null;
+  redis?.on('error', () => {}); // reconnects by itself; meanwhile the fallback counts
+  let lastFallbackLog = 0;
+  const fallback = new FallbackLimiter({ points: options.points, duration: options.windowSeconds }, () => {
+    // While a connection is being made (at start, for instance) the fallback is expected, not news.
+    if (CONNECTING.has(redis!.status) || Date.now() - lastFallbackLog < FALLBACK_LOG_INTERVAL_MS) return;
+    lastFallbackLog = Date.now();
+    options.logger?.warn("rate limits: Redis does not answer, requests are counted in this process's memory until it does");
+  });
   const limiter: RateLimiterAbstract = redis
-    ? new RateLimiterRedis({ storeClient: redis, points: options.points, duration: options.windowSeconds, keyPrefix: options.keyPrefix ?? 'catchment:rl' })
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points: options.points,
+        duration: options.windowSeconds,
+        keyPrefix: options.keyPrefix ?? 'catchment:rl',
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: fallback,
+      })
     : new RateLimiterMemory({ points: options.points, duration: options.windowSeconds });
 
   const decide = (result: RateLimiterRes, allowed: boolean): RateLimitDecision => ({
@@ -40,7 +83,8 @@ export function createRateLimiter(options: { points: number; windowSeconds: numb
       }
     },
     async close() {
-      await redis?.quit();
+      if (redis?.status === 'ready') await redis.quit();
+      else redis?.disconnect();
     },
   };
 }

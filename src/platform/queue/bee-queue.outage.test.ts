@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { startOwnRedis, type OwnRedis } from '../../../test/support/redis-server.js';
+import { BeeJobQueue } from './bee-queue.js';
+
+/** The queue on a Redis of the test's own, killed (SIGKILL, no persistence) and started again. */
+let redis: OwnRedis;
+const opened: BeeJobQueue[] = [];
+beforeAll(async () => {
+  redis = await startOwnRedis();
+});
+afterAll(async () => {
+  await Promise.all(opened.map((queue) => queue.close()));
+  await redis.stop();
+});
+
+const waitFor = async (check: () => boolean, timeoutMs = 15_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+test('producer and worker survive a Redis restart: scripts come back, a job added while Redis is down waits and then runs', async () => {
+  const prefix = `outage-${Date.now()}`;
+  const producer = new BeeJobQueue(redis.url, { prefix, retryParkedMs: 100 });
+  const worker = new BeeJobQueue(redis.url, { prefix, stallIntervalMs: 1000 });
+  opened.push(producer, worker);
+  const seen: string[] = [];
+  worker.process<{ label: string }>('work', 1, async ({ label }) => {
+    seen.push(label);
+  });
+  await producer.add('work', { label: 'before' }, { id: 'before' });
+  await waitFor(() => seen.includes('before'));
+
+  await redis.kill();
+  const started = Date.now();
+  await producer.add('work', { label: 'while down' }, { id: 'while-down' });
+  await producer.add('work', { label: 'while down, no id' });
+  // Never waits on a Redis that is down.
+  expect(Date.now() - started).toBeLessThan(500);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(seen).toEqual(['before']);
+
+  await redis.restart();
+  // Parked jobs go out once Redis answers; the scripts Redis forgot are loaded again (no NOSCRIPT).
+  await waitFor(() => seen.length === 3);
+  expect(seen.slice(1).sort()).toEqual(['while down', 'while down, no id']);
+  await producer.add('work', { label: 'after' }, { id: 'after' });
+  await producer.add('work', { label: 'delayed after' }, { delayMs: 200 });
+  await waitFor(() => seen.length === 5);
+  expect(seen.slice(3)).toEqual(['after', 'delayed after']);
+});
+
+test('a queue opened while Redis is down connects once it is up', async () => {
+  await redis.kill();
+  const prefix = `late-${Date.now()}`;
+  const producer = new BeeJobQueue(redis.url, { prefix, retryParkedMs: 100 });
+  const worker = new BeeJobQueue(redis.url, { prefix });
+  opened.push(producer, worker);
+  const seen: number[] = [];
+  worker.process<{ n: number }>('late', 1, async ({ n }) => {
+    seen.push(n);
+  });
+  const started = Date.now();
+  await producer.add('late', { n: 1 });
+  expect(Date.now() - started).toBeLessThan(1500);
+  await redis.restart();
+  await waitFor(() => seen.length > 0);
+  // Nothing was sent before the queue connected: the job runs once.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(seen).toEqual([1]);
+});

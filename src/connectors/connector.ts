@@ -88,6 +88,9 @@ export interface SourceRun {
 /** Thrown by a connector when the source refuses the credentials (the connection needs re-auth). */
 export class CredentialsRejectedError extends Error {}
 
+/** Thrown by a connector when nothing answers at the address its credentials name (a database server). */
+export class SourceUnreachableError extends Error {}
+
 /** Thrown by a connector when its config cannot work (bad path, path outside the allowed roots…). */
 export class SourceConfigError extends Error {
   constructor(

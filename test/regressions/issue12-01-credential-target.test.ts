@@ -156,6 +156,14 @@ describe('issue 12-01: stored credentials are bound to their target', () => {
     expect((await patch(id, { config: { tables: [] } }, { token: member })).status).toBe(403);
     expect(dbAttacker.seen.connections).toBe(0);
     expect((await stored(id)).config.tables).toEqual(['notes']);
+
+    // An admin's new address comes with its own credentials (they replace the stored ones, password included);
+    // a server that drops the connection is a 422 on those credentials, not a 500, and nothing is stored.
+    const byAdmin = await patch(id, { ...retarget, name: 'not stored' }, { token: admin });
+    expect(byAdmin.status).toBe(422);
+    expect(byAdmin.body.detail).toEqual([{ loc: ['body', 'authentication', 'credentials'], msg: expect.stringMatching(/^Cannot reach the PostgreSQL server at 127\.0\.0\.1:/), type: 'source_unreachable' }]);
+    expect(dbAttacker.seen.connections).toBe(1);
+    expect((await stored(id)).name).not.toBe('not stored');
   });
 
   test('the connectors declare their targets: normalized origins and server addresses, never a secret', () => {

@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { CredentialsRejectedError, type Connector } from '../connector.js';
+import { CredentialsRejectedError, SourceUnreachableError, type Connector } from '../connector.js';
 import { sqlConfigFields, sqlConnectorBase, type Column, type ColumnKind, type PageRequest, type Row, type SqlDialect, type SqlSession, type SqlTarget, type SqlTimeouts, type Table } from '../sql/sql-source.js';
 
 /**
@@ -140,7 +140,7 @@ const dialect: SqlDialect<MysqlSession> = {
     } catch (error) {
       const { code, message } = error as { code?: string; message: string };
       if (code && REFUSED.has(code)) throw new CredentialsRejectedError(`MySQL refused the connection: ${message}`);
-      throw new Error(`Cannot reach the MySQL server at ${target.host}:${target.port}: ${message || code || 'connection failed'}`);
+      throw new SourceUnreachableError(`Cannot reach the MySQL server at ${target.host}:${target.port}: ${message || code || 'connection failed'}`);
     }
     // A connection dropped between queries is reported by the next query; unhandled, this event would end the process.
     connection.on('error', () => undefined);

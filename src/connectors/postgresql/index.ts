@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CredentialsRejectedError, SourceConfigError, type Connector, type FederatedHit } from '../connector.js';
+import { CredentialsRejectedError, SourceConfigError, SourceUnreachableError, type Connector, type FederatedHit } from '../connector.js';
 import {
   planTables,
   readSqlConfig,
@@ -135,7 +135,7 @@ export const postgresDialect: SqlDialect<PostgresSession> = {
       await client.end().catch(() => undefined);
       const { code, message } = error as { code?: string; message: string };
       if (code && REFUSED.has(code)) throw new CredentialsRejectedError(`PostgreSQL refused the connection: ${message}`);
-      throw new Error(`Cannot reach the PostgreSQL server at ${target.host}:${target.port}: ${message || code || 'connection failed'}`);
+      throw new SourceUnreachableError(`Cannot reach the PostgreSQL server at ${target.host}:${target.port}: ${message || code || 'connection failed'}`);
     }
     return new PostgresSession(client);
   },

@@ -4,6 +4,7 @@ import { ValidationError, type ValidationIssue } from '../../shared/errors.js';
 import {
   CredentialsRejectedError,
   SourceConfigError,
+  SourceUnreachableError,
   type Breadcrumb,
   type Connector,
   type FieldSpec,
@@ -266,6 +267,7 @@ function scrubbed(error: unknown, target: SqlTarget | null, credentials: Record<
   if (message === error.message) return error;
   if (error instanceof SourceConfigError) return new SourceConfigError(error.field, message);
   if (error instanceof CredentialsRejectedError) return new CredentialsRejectedError(message);
+  if (error instanceof SourceUnreachableError) return new SourceUnreachableError(message);
   const clean = new Error(message);
   clean.name = error.name;
   return clean;

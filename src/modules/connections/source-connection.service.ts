@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CredentialsRejectedError, isFederated, runRefusal, SourceConfigError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
+import { CredentialsRejectedError, isFederated, runRefusal, SourceConfigError, SourceUnreachableError, type AuthMethod, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
 import { validateFields } from '../../connectors/fields.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { EventBus, EventType, RecordedEvent } from '../../platform/events/event-bus.js';
@@ -332,6 +332,7 @@ export class SourceConnectionService {
     } catch (error) {
       if (error instanceof SourceConfigError) throw new ValidationError([{ loc: ['config', error.field], msg: error.message, type: 'value_error' }]);
       if (error instanceof CredentialsRejectedError) throw new ValidationError([{ loc: ['authentication', 'credentials'], msg: error.message, type: 'credentials_rejected' }]);
+      if (error instanceof SourceUnreachableError) throw new ValidationError([{ loc: ['authentication', 'credentials'], msg: error.message, type: 'source_unreachable' }]);
       throw error;
     }
   }

@@ -10,7 +10,7 @@
  * For dev and test separately it prints recall@10 and MRR@10 of the answering file (a result's
  * document is its entity_id; ranks count distinct documents, first occurrence), the average number of
  * distinct documents among the first ten results, how many responses held a document twice, and the
- * p50 latency of the REST call.
+ * p50 latency of the REST call, then recall@10 by kind of question.
  *
  *   npm run bench:docs -- <directory | package> [more corpora…] [--split dev|test|both] [--tiers semantic,keyword,hybrid,classic,agentic]
  *                         [--limit 10] [--max-questions N] [--questions 300] [--per-file 3] [--seed 13]
@@ -92,7 +92,12 @@ function row(tier: string, questions: Question[], answers: Answer[]): string {
   const distinct = mean(answers.map((answer) => answer.distinctInTen));
   const repeated = answers.filter((answer) => answer.repeated).length;
   const results = mean(answers.map((answer) => answer.results));
-  return `${tier.padEnd(9)} ${recall.toFixed(3).padStart(9)} ${mrr.toFixed(3).padStart(6)} ${distinct.toFixed(1).padStart(8)} ${results.toFixed(1).padStart(7)} ${`${repeated}/${answers.length}`.padStart(8)} ${percentile(answers.map((a) => a.ms), 0.5).toFixed(1).padStart(7)}`;
+  // Recall@10 of each kind of question: summaries (paraphrase-like) and headings (literal) behave differently.
+  const byKind = (['faq', 'summary', 'heading'] as const)
+    .map((kind) => [kind, ranks.filter((_, i) => questions[i]!.kind === kind)] as const)
+    .filter(([, kindRanks]) => kindRanks.length > 0)
+    .map(([kind, kindRanks]) => `${kind} ${mean(kindRanks.map((rank) => (rank >= 0 ? 1 : 0))).toFixed(2)}`);
+  return `${tier.padEnd(9)} ${recall.toFixed(3).padStart(9)} ${mrr.toFixed(3).padStart(6)} ${distinct.toFixed(1).padStart(8)} ${results.toFixed(1).padStart(7)} ${`${repeated}/${answers.length}`.padStart(8)} ${percentile(answers.map((a) => a.ms), 0.5).toFixed(1).padStart(7)}   ${byKind.join('  ')}`;
 }
 
 const seed = Number(values.seed);
@@ -132,7 +137,7 @@ try {
       console.log(`synced in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${synced.entities_inserted ?? '?'} entities, ${synced.chunks_written} chunks; limit ${limit}`);
       for (const split of splits) {
         const asked = bySplit.get(split)!;
-        console.log(`\n${split} (${asked.length} questions)\ntier      recall@10 MRR@10 docs@10 results repeated  p50 ms`);
+        console.log(`\n${split} (${asked.length} questions)\ntier      recall@10 MRR@10 docs@10 results repeated  p50 ms   recall@10 by kind`);
         for (const tier of tiers) {
           const answers: Answer[] = [];
           for (const question of asked) {

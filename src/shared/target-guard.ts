@@ -45,22 +45,51 @@ for (const [network, prefix] of [
   NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
 
+/** The eight 16-bit groups of an IPv6 address (any textual form isIP accepts: `::`, a dotted tail, a zone). */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const parse = (part: string) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const [left, right] = text.split('::') as [string, string | undefined];
+  if (right === undefined) return parse(left);
+  const head = parse(left);
+  const tail = parse(right);
+  return [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+const ipv4Of = (high: number, low: number) => [high >>> 8, high & 255, low >>> 8, low & 255].join('.');
+
+/**
+ * The IPv4 address an IPv6 address leads to, or null: IPv4-mapped (`::ffff:a.b.c.d`), SIIT
+ * (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`)
+ * and Teredo (the client's address, inverted, in the last 32 bits). A translator or tunnel on the
+ * way delivers packets for these to that IPv4 address, so the IPv4 rules apply to them.
+ */
+export function embeddedIpv4(address: string): string | null {
+  if (isIP(address) !== 6) return null;
+  const g = ipv6Groups(address);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  if (zeros(0, 5) && g[5] === 0xffff) return ipv4Of(g[6]!, g[7]!);
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return ipv4Of(g[6]!, g[7]!);
+  // `::` and `::1` are IPv6's own unspecified and loopback addresses, not IPv4-compatible ones.
+  if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return ipv4Of(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return ipv4Of(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return ipv4Of(g[1]!, g[2]!);
+  if (g[0] === 0x2001 && g[1] === 0) return ipv4Of(g[6]! ^ 0xffff, g[7]! ^ 0xffff);
+  return null;
+}
+
 /** True for addresses outside the public internet, IPv4 embedded in IPv6 included. */
 export function isNonPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return NON_PUBLIC.check(address, 'ipv4');
   if (family !== 6) return true; // not an address at all: nothing to trust
-  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address) ?? /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (embedded) {
-    const v4 = embedded.length === 2 ? embedded[1]! : hexPairToIpv4(embedded[1]!, embedded[2]!);
-    return NON_PUBLIC.check(v4, 'ipv4');
-  }
-  return NON_PUBLIC.check(address, 'ipv6');
-}
-
-function hexPairToIpv4(high: string, low: string): string {
-  const value = (parseInt(high, 16) << 16) | parseInt(low, 16);
-  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.');
+  const v4 = embeddedIpv4(address);
+  return v4 ? NON_PUBLIC.check(v4, 'ipv4') : NON_PUBLIC.check(address, 'ipv6');
 }
 
 /** Where an address sits: the public internet, this machine (loopback), or another non-public range. */
@@ -72,11 +101,9 @@ LOOPBACK.addAddress('::1', 'ipv6');
 
 export function addressKind(address: string): AddressKind {
   if (!isNonPublicAddress(address)) return 'public';
-  const family = isIP(address);
-  if (family === 4) return LOOPBACK.check(address, 'ipv4') ? 'loopback' : 'private';
-  const embedded = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (embedded) return LOOPBACK.check(embedded[1]!, 'ipv4') ? 'loopback' : 'private';
-  return family === 6 && LOOPBACK.check(address, 'ipv6') ? 'loopback' : 'private';
+  const v4 = isIP(address) === 4 ? address : embeddedIpv4(address);
+  if (v4) return LOOPBACK.check(v4, 'ipv4') ? 'loopback' : 'private';
+  return isIP(address) === 6 && LOOPBACK.check(address, 'ipv6') ? 'loopback' : 'private';
 }
 
 export type TargetProtocol = 'http:' | 'https:';
@@ -181,12 +208,11 @@ const LINK_LOCAL = new BlockList();
 LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
 LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
 
-/** Link-local addresses, IPv4-mapped ones included: where cloud metadata endpoints (169.254.169.254) answer. */
+/** Link-local addresses, IPv4 embedded in IPv6 included: where cloud metadata endpoints (169.254.169.254) answer. */
 export function isLinkLocal(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return LINK_LOCAL.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  return family === 4 ? LINK_LOCAL.check(address, 'ipv4') : family === 6 && LINK_LOCAL.check(address, 'ipv6');
+  const v4 = isIP(address) === 4 ? address : embeddedIpv4(address);
+  if (v4) return LINK_LOCAL.check(v4, 'ipv4');
+  return isIP(address) === 6 && LINK_LOCAL.check(address, 'ipv6');
 }
 
 /**

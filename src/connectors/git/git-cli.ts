@@ -3,14 +3,25 @@ import { CredentialsRejectedError } from '../connector.js';
 
 /**
  * Runs the `git` CLI without a shell and without the server's own git configuration: no system or
- * global config (no credential helpers, no `insteadOf` rewrites of the operator), no terminal
- * prompts, only the https, http and file transports (no `ext::` or ssh commands), English messages
- * so failures can be classified. A token travels as an `http.extraHeader` in the environment
- * (GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n), never in argv, where `ps` would show it.
+ * global config (no credential helpers, no `insteadOf` rewrites of the operator), none of the
+ * server's GIT_* variables (GIT_DIR, GIT_ALTERNATE_OBJECT_DIRECTORIES, … would make it read other
+ * repositories), no terminal prompts, English messages so failures can be classified.
+ *
+ * Where git connects is fixed by the caller: one transport (`file`, or the remote URL's `https` or
+ * `http`; never `ext::` or ssh commands), no HTTP redirects (nor the http-alternates of the dumb
+ * protocol, which git treats alike), so a repository cannot send git, or its token, to another
+ * host; and a remote host's addresses pinned to the ones checked against the network policy, so a
+ * DNS answer that changes after the check does not lead elsewhere. A token travels as an
+ * `http.<url>.extraHeader` scoped to the repository's URL, in the environment (GIT_CONFIG_KEY_n /
+ * GIT_CONFIG_VALUE_n), never in argv, where `ps` would show it.
  */
 export interface GitAccess {
-  /** The value of an `Authorization` header, or null for anonymous access. */
-  authorization: string | null;
+  /** The one transport git may use. */
+  protocol: 'file' | 'https' | 'http';
+  /** An `Authorization` header value, sent only with requests under `url`; null for anonymous access. */
+  authorization: { url: string; header: string } | null;
+  /** curl's `host:port:address,…` entries: the remote host's checked addresses, the only ones git connects to. */
+  pinnedAddresses: string | null;
   timeoutMs: number;
   signal: AbortSignal;
 }
@@ -30,18 +41,20 @@ function gitEnvironment(access: GitAccess): NodeJS.ProcessEnv {
     SSH_ASKPASS: '',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_ALLOW_PROTOCOL: 'https:http:file',
-    GIT_CONFIG_COUNT: '2',
-    // A path literal, not an option, whatever the path holds.
-    GIT_CONFIG_KEY_0: 'core.quotePath',
-    GIT_CONFIG_VALUE_0: 'false',
-    GIT_CONFIG_KEY_1: 'credential.helper',
-    GIT_CONFIG_VALUE_1: '',
+    GIT_ALLOW_PROTOCOL: access.protocol,
   });
-  if (access.authorization) {
-    env.GIT_CONFIG_COUNT = '3';
-    env.GIT_CONFIG_KEY_2 = 'http.extraHeader';
-    env.GIT_CONFIG_VALUE_2 = `Authorization: ${access.authorization}`;
+  const config: [string, string][] = [
+    // A path literal, not an option, whatever the path holds.
+    ['core.quotePath', 'false'],
+    ['credential.helper', ''],
+    ['http.followRedirects', 'false'],
+  ];
+  if (access.pinnedAddresses) config.push(['http.curloptResolve', access.pinnedAddresses]);
+  if (access.authorization) config.push([`http.${access.authorization.url}.extraHeader`, `Authorization: ${access.authorization.header}`]);
+  env.GIT_CONFIG_COUNT = String(config.length);
+  for (const [index, [key, value]] of config.entries()) {
+    env[`GIT_CONFIG_KEY_${index}`] = key;
+    env[`GIT_CONFIG_VALUE_${index}`] = value;
   }
   return env;
 }
@@ -61,8 +74,9 @@ export class GitError extends Error {
 function scrub(text: string, access: GitAccess): string {
   let clean = text.replace(/(\w+:\/\/)[^/\s@]+@/g, '$1');
   if (access.authorization) {
-    const secret = access.authorization.split(' ').pop()!;
-    clean = clean.split(access.authorization).join('[redacted]').split(secret).join('[redacted]');
+    const { header } = access.authorization;
+    const secret = header.split(' ').pop()!;
+    clean = clean.split(header).join('[redacted]').split(secret).join('[redacted]');
   }
   return clean;
 }
@@ -76,6 +90,9 @@ function describeFailure(stderr: string, access: GitAccess): string {
   const errors = lines.filter((line) => /^(fatal|error|remote):/.test(line));
   return scrub((errors.length ? errors : lines).slice(-2).join(' ') || 'git failed without a message', access);
 }
+
+/** curl's message for an HTTP redirect git did not follow (http.followRedirects=false). */
+const REDIRECT = /returned error: (30[1-8])\b/;
 
 const AUTH_FAILURE = /authentication failed|could not read (username|password)|terminal prompts disabled|\b401\b|\b403\b|access denied|invalid credentials|permission denied/i;
 
@@ -93,6 +110,8 @@ export async function git(args: string[], access: GitAccess, options: { cwd?: st
         const code = typeof error.code === 'number' ? error.code : null;
         if (error.killed && code === null) return reject(new GitError(`git ${args[0]} timed out after ${Math.round(access.timeoutMs / 1000)} s`, true));
         const message = describeFailure(stderr.toString('utf8'), access);
+        const redirect = REDIRECT.exec(message);
+        if (redirect) return reject(new GitError(`The repository answered with a redirect (HTTP ${redirect[1]}), which is not followed (the token and the network policy hold for the configured URL only): use the URL it redirects to`, false, code));
         if (AUTH_FAILURE.test(message)) return reject(new CredentialsRejectedError(`The repository refused access: ${message}`));
         reject(new GitError(message, false, code));
       },

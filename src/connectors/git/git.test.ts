@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
 import connector from './index.js';
+import { git, type GitAccess } from './git-cli.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
 import { connectorEnvironment } from '../connector-testing.js';
 import { WebClient } from '../web/http-fetch.js';
@@ -139,8 +140,29 @@ describe('git connector', () => {
       expect(anonymous).toBeInstanceOf(CredentialsRejectedError);
     });
 
+    test('git connects to the addresses checked for the host, not to a later DNS answer; a token-bearing remote by name works', async () => {
+      const port = new URL(http.url).port;
+      // `.invalid` never resolves: only the pin can lead git to the server.
+      const url = `http://repository.invalid:${port}/repo`;
+      const header = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+      const access = (pinnedAddresses: string | null): GitAccess => ({ protocol: 'http', authorization: { url, header }, pinnedAddresses, timeoutMs: 10_000, signal: new AbortController().signal });
+      expect((await git(['ls-remote', '--', url, 'HEAD'], access(`repository.invalid:${port}:127.0.0.1`))).toString('utf8')).toMatch(/^[0-9a-f]{40}\tHEAD/);
+      expect(await rejection(git(['ls-remote', '--', url, 'HEAD'], access(null)))).toMatchObject({ message: expect.stringMatching(/resolve host/i) });
+      // The header goes with requests under its URL only.
+      const elsewhere = { ...access(null), authorization: { url: `${http.url}/other`, header } };
+      expect(await rejection(git(['ls-remote', '--', `${http.url}/repo`, 'HEAD'], elsewhere))).toBeInstanceOf(CredentialsRejectedError);
+      const run = await sync({ url: `http://localhost:${port}/repo`, branch: 'main', max_commits: 0 }, null, { token });
+      expect(run.ids).toContain('file:src/orbit.ts');
+    });
+
+    test('git may use only the remote\'s own transport', async () => {
+      const access: GitAccess = { protocol: 'https', authorization: null, pinnedAddresses: null, timeoutMs: 10_000, signal: new AbortController().signal };
+      expect(await rejection(git(['ls-remote', '--', repository.directory, 'HEAD'], access))).toMatchObject({ message: expect.stringMatching(/transport 'file' not allowed/) });
+      expect(await rejection(git(['ls-remote', '--', 'ext::sh -c touch% /tmp/pwned', 'HEAD'], access))).toMatchObject({ message: expect.stringMatching(/transport 'ext' not allowed/) });
+    });
+
     test('a token is refused over plain HTTP to another host', async () => {
-      expect(await rejection(validate({ url: 'http://example.com/repo.git' }, { token }))).toMatchObject({ field: 'url', message: expect.stringContaining('only sent over https') });
+      expect(await rejection(validate({ url: 'http://10.0.0.1/repo.git' }, { token }))).toMatchObject({ field: 'url', message: expect.stringContaining('only sent over https') });
     });
 
     test('the network policy of web sources applies: link-local never, intranet only when allowed', async () => {

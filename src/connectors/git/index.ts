@@ -1,10 +1,10 @@
-import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { BlobReader, git, GitError, gitLines, type GitAccess } from './git-cli.js';
+import { DEFAULT_USERNAME, gitAccess, resolveRemote, type Remote } from './remote.js';
 
 /**
  * `git`: a repository by HTTPS (or HTTP) URL, `file://` URL or local path, and a branch (the
@@ -41,7 +41,6 @@ interface GitConfig {
 const DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024;
 const DEFAULT_MAX_COMMITS = 200;
 const DEFAULT_TIMEOUT_SECONDS = 300;
-const DEFAULT_USERNAME = 'x-access-token';
 
 interface GitCursor {
   version: typeof CURSOR_VERSION;
@@ -64,66 +63,6 @@ function readConfig(raw: Record<string, unknown>): GitConfig {
     max_commits: typeof raw.max_commits === 'number' && raw.max_commits >= 0 ? raw.max_commits : DEFAULT_MAX_COMMITS,
     timeout_seconds: positive(raw.timeout_seconds, DEFAULT_TIMEOUT_SECONDS),
   };
-}
-
-/** Where to clone from: a URL git is given, plus the base of the entities' web links. */
-interface Remote {
-  cloneFrom: string;
-  /** `https://host/owner/repo` (for `/blob/…` and `/commit/…` links) or the file URL of a local repository. */
-  webBase: string;
-  local: boolean;
-  /** Token auth applies (HTTPS, or HTTP to the loopback interface). */
-  tokenAllowed: boolean;
-}
-
-const inside = (root: string, candidate: string) => {
-  const relative = path.relative(root, candidate);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-};
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-async function resolveRemote(config: GitConfig, environment: ConnectorEnvironment): Promise<Remote> {
-  const { url } = config;
-  if (!url) throw new SourceConfigError('url', 'A repository URL or local path is required');
-  if (url.startsWith('-')) throw new SourceConfigError('url', 'The repository URL cannot start with "-"');
-  let localPath: string;
-  if (path.isAbsolute(url)) localPath = url;
-  else {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new SourceConfigError('url', 'The repository must be an https:// or file:// URL or an absolute local path');
-    }
-    if (parsed.protocol === 'https:' || parsed.protocol === 'http:') {
-      if (parsed.username || parsed.password) throw new SourceConfigError('url', 'Put credentials in the connection\'s authentication (token), not in the URL');
-      const refused = await environment.webClient.hostProblem(parsed.hostname);
-      if (refused) throw new SourceConfigError('url', `Cannot read the repository: ${refused}`);
-      const webBase = `${parsed.origin}${parsed.pathname.replace(/\/+$/, '').replace(/\.git$/, '')}`;
-      return { cloneFrom: parsed.href, webBase, local: false, tokenAllowed: parsed.protocol === 'https:' || LOOPBACK_HOSTS.has(parsed.hostname) };
-    }
-    if (parsed.protocol !== 'file:') throw new SourceConfigError('url', `Unsupported repository URL scheme "${parsed.protocol}" (use https://, file:// or a local path)`);
-    localPath = fileURLToPath(parsed);
-  }
-  if (environment.localFolderRoots.length === 0) {
-    throw new SourceConfigError('url', 'Local repositories are disabled on this server: the operator has not allowed any folder (set CATCHMENT_LOCAL_FOLDER_ROOTS)');
-  }
-  const real = await realpath(localPath).catch(() => null);
-  if (!real || !(await stat(real)).isDirectory()) throw new SourceConfigError('url', `The repository folder "${localPath}" does not exist`);
-  const roots = await Promise.all(environment.localFolderRoots.map((root) => realpath(path.resolve(root)).catch(() => null)));
-  if (!roots.some((root) => root !== null && inside(root, real))) {
-    throw new SourceConfigError('url', `The repository "${localPath}" is outside the folders this server allows (CATCHMENT_LOCAL_FOLDER_ROOTS)`);
-  }
-  return { cloneFrom: real, webBase: pathToFileURL(real).href, local: true, tokenAllowed: false };
-}
-
-function authorization(credentials: Record<string, unknown>, remote: Remote): string | null {
-  const token = typeof credentials.token === 'string' && credentials.token ? credentials.token : null;
-  if (!token) return null;
-  if (!remote.tokenAllowed) throw new SourceConfigError('url', 'A token is only sent over https:// (or to a repository on this machine\'s loopback interface)');
-  const username = typeof credentials.username === 'string' && credentials.username ? credentials.username : DEFAULT_USERNAME;
-  return `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}`;
 }
 
 /** Git failures reaching the remote, as the config error validation reports. */
@@ -255,8 +194,8 @@ const connector: Connector = {
   async validate({ config: raw, credentials }, environment) {
     const config = readConfig(raw);
     const branch = sanitizeBranch(config.branch);
-    const remote = await resolveRemote(config, environment);
-    const access: GitAccess = { authorization: authorization(credentials, remote), timeoutMs: Math.min(config.timeout_seconds, 30) * 1000, signal: new AbortController().signal };
+    const remote = await resolveRemote(config.url, environment);
+    const access = gitAccess(remote, credentials, Math.min(config.timeout_seconds, 30) * 1000, new AbortController().signal);
     // --exit-code: 2 when the remote answers but has no such branch.
     const refs = await git(['ls-remote', '--exit-code', '--', remote.cloneFrom, branch ? `refs/heads/${branch}` : 'HEAD'], access).catch((error: unknown) => {
       if (error instanceof GitError && error.exitCode === 2) throw new SourceConfigError('branch', branch ? `The repository has no branch "${branch}"` : 'The repository has no commits');
@@ -270,8 +209,8 @@ const connector: Connector = {
     let next: GitCursor | null = null;
     async function* items(): AsyncGenerator<SourceItem> {
       const branch = sanitizeBranch(config.branch);
-      const remote = await resolveRemote(config, environment);
-      const access: GitAccess = { authorization: authorization(credentials, remote), timeoutMs: config.timeout_seconds * 1000, signal };
+      const remote = await resolveRemote(config.url, environment);
+      const access = gitAccess(remote, credentials, config.timeout_seconds * 1000, signal);
       const directory = await mkdtemp(path.join(tmpdir(), 'catchment-git-'));
       try {
         await git(['clone', '--bare', '--single-branch', '--no-tags', ...(branch ? ['--branch', branch] : []), '--', remote.cloneFrom, directory], access);

@@ -48,8 +48,9 @@ export class TestRepository {
 /**
  * Serves the repositories under `root` over git's smart HTTP protocol on loopback, requiring HTTP
  * Basic auth with `token` as password when given. Records the Authorization headers it saw.
+ * Listens on `host` (another loopback address stands for another machine).
  */
-export async function serveOverHttp(root: string, token: string | null): Promise<{ url: string; authorizations: (string | undefined)[]; close(): Promise<void>; server: Server }> {
+export async function serveOverHttp(root: string, token: string | null, host = '127.0.0.1'): Promise<{ url: string; authorizations: (string | undefined)[]; close(): Promise<void>; server: Server }> {
   const authorizations: (string | undefined)[] = [];
   const server = createServer((request, response) => {
     authorizations.push(request.headers.authorization);
@@ -96,10 +97,10 @@ export async function serveOverHttp(root: string, token: string | null): Promise
     });
     cgi.on('close', () => response.end());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     authorizations,
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

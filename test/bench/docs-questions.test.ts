@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { copyCorpus, structureOf } from '../../bench/docs/corpus.js';
+import { makeQuestions } from '../../bench/docs/questions.js';
+
+/** A small documentation folder in the formats bench:docs reads, with the traps its generator must avoid. */
+function writeCorpus(dir: string) {
+  mkdirSync(path.join(dir, 'ref'), { recursive: true });
+  // A PostgreSQL-style reference page: the summary names the page, a heading every page shares.
+  writeFileSync(
+    path.join(dir, 'ref', 'sql-createwidget.html'),
+    '<html><head><title>CREATE WIDGET</title></head><body><div class="refnamediv"><h2>CREATE WIDGET</h2><p>CREATE WIDGET — define a new widget</p></div>' +
+      '<h2>Description</h2><p>Widgets.</p><h3>5.4.1. Widget Storage Parameters</h3><p>Storage.</p><h3>Shared Caveats Explained</h3></body></html>',
+  );
+  writeFileSync(
+    path.join(dir, 'ref', 'sql-dropwidget.html'),
+    '<html><head><title>DROP WIDGET</title></head><body><h2>DROP WIDGET</h2><p>DROP WIDGET — remove a widget</p><h2>Description</h2><h3>Shared Caveats Explained</h3></body></html>',
+  );
+  // A Markdown FAQ.
+  writeFileSync(path.join(dir, 'faq.md'), '# Frequently asked questions\n\n## Why does the gadget refuse my login?\n\nBecause.\n\n## Gadget Login Troubleshooting\n\nSteps.\n');
+  // A man page in AsciiDoc, shipped twice (text and HTML): only the text is kept.
+  const man = 'git-frob(1)\n===========\n\nNAME\n----\ngit-frob - Frobnicate the working tree files\n\nSYNOPSIS\n--------\ngit frob\n\nFROB OUTPUT FORMAT\n------------------\nLines.\n';
+  writeFileSync(path.join(dir, 'git-frob.txt'), man);
+  writeFileSync(path.join(dir, 'git-frob.html'), '<html><body><h2>NAME</h2><p>git-frob - Frobnicate the working tree files</p></body></html>');
+  // A compressed page.
+  writeFileSync(path.join(dir, 'notes.md.gz'), gzipSync('# Release notes\n\n## Upgrading from older gadgets\n\nText.\n'));
+  writeFileSync(path.join(dir, 'style.css'), 'body {}');
+}
+
+describe('bench:docs question generator', () => {
+  const source = mkdtempSync(path.join(tmpdir(), 'bench-docs-src-'));
+  const target = mkdtempSync(path.join(tmpdir(), 'bench-docs-out-'));
+  writeCorpus(source);
+  const files = copyCorpus(source, path.join(target, 'corpus'));
+  const structures = files.map(structureOf);
+  const questions = makeQuestions(structures, { seed: 13, perFile: 5, total: 100 });
+  afterAll(() => {
+    rmSync(source, { recursive: true, force: true });
+    rmSync(target, { recursive: true, force: true });
+  });
+
+  it('copies each document once, in its most source-like format, decompressed', () => {
+    expect(files.map((file) => file.id).sort()).toEqual(['faq.md', 'git-frob.txt', 'notes.md', 'ref/sql-createwidget.html', 'ref/sql-dropwidget.html']);
+    expect(readFileSync(path.join(target, 'corpus', 'notes.md'), 'utf8')).toContain('## Upgrading from older gadgets');
+  });
+
+  it('asks man-page summaries as tasks without the page name, FAQ headings as they are, other headings in a question', () => {
+    const asked = new Map(questions.map((question) => [question.question, question]));
+    expect(asked.get('How do I define a new widget?')).toMatchObject({ answer: 'ref/sql-createwidget.html', kind: 'summary' });
+    expect(asked.get('How do I frobnicate the working tree files?')).toMatchObject({ answer: 'git-frob.txt', kind: 'summary' });
+    expect(asked.get('Why does the gadget refuse my login?')).toMatchObject({ answer: 'faq.md', kind: 'faq' });
+    expect(asked.get('How do I go about upgrading from older gadgets?')).toMatchObject({ answer: 'notes.md', kind: 'heading' });
+    const storage = questions.find((question) => question.section.includes('Widget Storage Parameters'))!;
+    expect(storage.question).toMatch(/widget storage parameters/); // numbering dropped, Title Case lowered
+    expect(storage.question).not.toMatch(/5\.4/);
+    expect(questions.find((question) => question.section === 'FROB OUTPUT FORMAT')!.question).toMatch(/frob output format/);
+  });
+
+  it('drops ambiguous headings, titles, one-word headings and names', () => {
+    const sections = questions.map((question) => question.section);
+    expect(sections).not.toContain('Shared Caveats Explained'); // in two files
+    expect(sections).not.toContain('Description');
+    expect(sections).not.toContain('Frequently asked questions'); // the page's title
+    expect(questions.some((question) => /CREATE WIDGET|git-frob/i.test(question.question))).toBe(false);
+  });
+
+  it('is deterministic for a seed and splits by answering file', () => {
+    expect(makeQuestions(structures, { seed: 13, perFile: 5, total: 100 })).toEqual(questions);
+    const splitOf = new Map<string, Set<string>>();
+    for (const question of questions) splitOf.set(question.answer, (splitOf.get(question.answer) ?? new Set()).add(question.split));
+    for (const splits of splitOf.values()) expect(splits.size).toBe(1);
+    expect(makeQuestions(structures, { seed: 13, perFile: 1, total: 100 }).length).toBe(new Set(questions.map((question) => question.answer)).size);
+  });
+});

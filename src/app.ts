@@ -85,6 +85,13 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       keyPrefix: `${config.redisPrefix}:rl`,
       logger,
     });
+    const searchRateLimiter = createRateLimiter({
+      points: config.rateLimitRequests === 0 ? 0 : config.searchRateLimitRequests,
+      windowSeconds: config.rateLimitWindowSeconds,
+      redisUrl: config.redisUrl,
+      keyPrefix: `${config.redisPrefix}:rl`,
+      logger,
+    });
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const info = embedderInfo(config);
     let vectors: Promise<VectorIndex> | undefined;
@@ -138,6 +145,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       pubsub,
       events,
       rateLimiter,
+      searchRateLimiter,
     };
 
     return {
@@ -159,6 +167,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         await pubsub.close();
         await connectorEnvironment.webClient.close();
         await rateLimiter?.close();
+        await searchRateLimiter?.close();
         await database.close();
       },
     };
@@ -282,6 +291,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       services: core.services,
       logger,
       maxBodyBytes: config.maxBodyBytes,
+      operationLimits: { maxCost: config.graphqlMaxCost, maxDepth: config.graphqlMaxDepth },
       ready: async () => {
         await Promise.all([core.database.ping(), core.services.pubsub.ping()]);
       },

@@ -141,13 +141,31 @@ export const settings = {
     env: 'CATCHMENT_RATE_LIMIT_REQUESTS',
     default: 600,
     parse: integer(0, 1_000_000),
-    description: 'Requests per organization and resource family (collections, source connections, sources, webhooks) per window, refused ones (422) included; search is not limited. 0 disables rate limiting.',
+    description: 'Requests per organization and resource family (collections, source connections, sources, webhooks) per window, refused ones (422) included; search has its own budget. 0 disables rate limiting, search included.',
+  },
+  searchRateLimitRequests: {
+    env: 'CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS',
+    default: 300,
+    parse: integer(0, 1_000_000),
+    description: 'Searches per organization per window, on every transport: each search field of a GraphQL request counts (ten aliased searches are ten), as does each REST search and agentic stream. 0 disables search limiting.',
   },
   rateLimitWindowSeconds: {
     env: 'CATCHMENT_RATE_LIMIT_WINDOW_SECONDS',
     default: 60,
     parse: integer(1, 86_400),
     description: 'Length of the rate-limit window in seconds.',
+  },
+  graphqlMaxCost: {
+    env: 'CATCHMENT_GRAPHQL_MAX_COST',
+    default: 50_000,
+    parse: integer(1, 100_000_000),
+    description: 'Most fields one GraphQL operation may resolve, counted before it runs: each selected field (aliases included) is 1, its sub-selection counted once per item its `limit` asks for (100 when unsaid). Larger operations are refused with QUERY_TOO_COMPLEX (HTTP 400).',
+  },
+  graphqlMaxDepth: {
+    env: 'CATCHMENT_GRAPHQL_MAX_DEPTH',
+    default: 20,
+    parse: integer(2, 1000),
+    description: 'Most levels of nested fields in one GraphQL operation (the standard introspection query needs 15); deeper ones are refused with QUERY_TOO_COMPLEX.',
   },
   tokenTtlSeconds: {
     env: 'CATCHMENT_TOKEN_TTL_SECONDS',

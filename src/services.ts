@@ -29,6 +29,8 @@ export interface Services {
   pubsub: PubSub;
   /** Lifecycle events (collection.*, source_connection.*, sync.*) per organization. */
   events: EventBus;
-  /** Null when rate limiting is disabled. */
+  /** Budgets of the resource families (collections, source connections, sources, webhooks); null when rate limiting is disabled. */
   rateLimiter: RateLimiter | null;
+  /** The search family's budget (its own size); null when rate limiting or search limiting is disabled. */
+  searchRateLimiter: RateLimiter | null;
 }

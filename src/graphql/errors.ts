@@ -11,6 +11,10 @@ export const STATUS_BY_CODE: Record<string, number> = {
   BAD_USER_INPUT: 422,
   GRAPHQL_VALIDATION_FAILED: 400,
   GRAPHQL_PARSE_FAILED: 400,
+  /** A request GraphQL cannot serve on that endpoint (a subscription sent to POST /graphql). */
+  BAD_REQUEST: 400,
+  /** Refused before execution: too deep or too costly (src/graphql/operation-limits.ts). */
+  QUERY_TOO_COMPLEX: 400,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
 };

@@ -4,8 +4,12 @@ import type { Principal } from '../modules/organizations/principal.js';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../shared/errors.js';
 import type { GraphQLContext } from './context.js';
 
-/** Resource families that share a rate-limit budget per organization. */
-export type RateLimitFamily = 'collections' | 'source_connections' | 'sources' | 'webhooks';
+/**
+ * Families that share a rate-limit budget per organization. `search` has its own size
+ * (CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS) and is drawn once per search field executed, so one
+ * request with many aliased searches spends as many.
+ */
+export type RateLimitFamily = 'collections' | 'source_connections' | 'sources' | 'webhooks' | 'search';
 
 export interface GuardRule {
   /** Rate-limit budget the operation draws on; none for operations outside the limited families. */
@@ -30,15 +34,15 @@ export async function checkAccess(context: GraphQLContext, rule: GuardRule): Pro
 
 /** Draws one request on the organization's budget of a family; throws RateLimitedError once it is spent. */
 export async function consumeRateLimit(context: GraphQLContext, principal: Principal, family: RateLimitFamily): Promise<void> {
-  const limiter = context.services.rateLimiter;
+  const limiter = family === 'search' ? context.services.searchRateLimiter : context.services.rateLimiter;
   if (!limiter) return;
   const decision = await limiter.consume(`${family}:${principal.organizationId}`);
   context.rateLimit = decision;
   if (!decision.allowed) throw new RateLimitedError(decision.resetSeconds);
 }
 
-const REST_FAMILIES: [RegExp, RateLimitFamily | undefined][] = [
-  [/^\/collections\/[^/]+\/search(\/|$)/, undefined], // search is not a rate-limited family
+const REST_FAMILIES: [RegExp, RateLimitFamily][] = [
+  [/^\/collections\/[^/]+\/search(\/|$)/, 'search'],
   [/^\/collections(\/|$)/, 'collections'],
   [/^\/source-connections(\/|$)/, 'source_connections'],
   [/^\/sources(\/|$)/, 'sources'],

@@ -3,10 +3,12 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import type { Request, Response, Router } from 'express';
 import express from 'express';
-import type { GraphQLError, GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatError, STATUS_BY_CODE } from '../graphql/errors.js';
+import { operationRefusal, type OperationLimits } from '../graphql/operation-limits.js';
+import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
 import type { Logger } from '../platform/logger.js';
 import type { Services } from '../services.js';
 
@@ -45,6 +47,27 @@ function httpStatusPlugin(): ApolloServerPlugin<GraphQLContext> {
   };
 }
 
+/**
+ * What Apollo must not run, refused once the operation is known and before it executes, with a
+ * 400: a subscription (it needs a stream: /graphql/stream), unstorable text, too deep or costly.
+ */
+function admissionPlugin(schema: GraphQLSchema, limits: OperationLimits, streamPath: string): ApolloServerPlugin<GraphQLContext> {
+  const refuse = (error: GraphQLError) => new GraphQLError(error.message, { extensions: { ...error.extensions, http: { status: STATUS_BY_CODE.BAD_REQUEST } } });
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, document, request }) {
+          if (operation?.operation === 'subscription') {
+            throw refuse(new GraphQLError(`Subscriptions are served over GraphQL over SSE at ${streamPath} (graphql-sse, distinct connections mode), not on this endpoint`, { extensions: { code: 'BAD_REQUEST' } }));
+          }
+          const refusal = operationRefusal(schema, document, request.operationName, request.variables, limits);
+          if (refusal) throw refuse(refusal);
+        },
+      };
+    },
+  };
+}
+
 function errorLoggingPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> {
   return {
     async requestDidStart({ contextValue }) {
@@ -69,7 +92,7 @@ export interface GraphqlEndpoints {
   stop(): Promise<void>;
 }
 
-export async function graphqlEndpoints(schema: GraphQLSchema, services: Services, logger: Logger): Promise<GraphqlEndpoints> {
+export async function graphqlEndpoints(schema: GraphQLSchema, services: Services, logger: Logger, limits: OperationLimits, streamPath: string): Promise<GraphqlEndpoints> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     introspection: true,
@@ -77,7 +100,7 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
     // The process owns its signals (src/main.ts drains HTTP, then the worker, then connections).
     stopOnTerminationSignals: false,
     formatError,
-    plugins: [ApolloServerPluginLandingPageDisabled(), httpStatusPlugin(), errorLoggingPlugin(logger)],
+    plugins: [ApolloServerPluginLandingPageDisabled(), admissionPlugin(schema, limits, streamPath), httpStatusPlugin(), errorLoggingPlugin(logger)],
   });
   await apollo.start();
 
@@ -88,6 +111,20 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
   const sse = createHandler<GraphQLContext>({
     schema,
     context: (req) => contextFor(req.context.res, services),
+    // The same admission as Apollo's, with the variables at hand: refusals are sent as the stream's
+    // one result, as graphql-sse sends validation errors. Unparsable queries are left to it.
+    onSubscribe: (req, params) => {
+      let document: DocumentNode;
+      try {
+        document = parse(params.query);
+      } catch {
+        return;
+      }
+      const refusal = operationRefusal(schema, document, params.operationName, params.variables, limits);
+      if (refusal) return { data: null, errors: [refusal] };
+      return { schema, document, operationName: params.operationName, variableValues: params.variables, contextValue: contextFor(req.context.res, services) };
+    },
+    subscribe: (args) => subscribeWhileCredentialsHold(args),
     onNext: (_ctx, _req, result) => formatResult(result),
   });
 

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { GraphQLSchema } from 'graphql';
 import type { Document } from 'openapi-backend';
+import type { OperationLimits } from '../graphql/operation-limits.js';
 import type { Logger } from '../platform/logger.js';
 import { restFacade } from '../rest/facade.js';
 import type { Services } from '../services.js';
@@ -18,6 +19,8 @@ export interface HttpAppOptions {
   services: Services;
   logger: Logger;
   maxBodyBytes: number;
+  /** How much one GraphQL operation may ask for, on every transport. */
+  operationLimits: OperationLimits;
   /** Readiness: resolves when the database (and Redis, when used) answer. */
   ready(): Promise<void>;
 }
@@ -70,11 +73,11 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(authenticate(services.auth));
 
-  const graphql = await graphqlEndpoints(options.schema, services, logger);
+  const graphql = await graphqlEndpoints(options.schema, services, logger, options.operationLimits, PATHS.stream);
   app.use(PATHS.stream, distinctConnectionsOnly, graphql.streamHandler);
   app.use(PATHS.graphql, graphql.router);
 
-  const rest = await restFacade(options.openapi, options.schema, services, logger);
+  const rest = await restFacade(options.openapi, options.schema, services, logger, options.operationLimits);
   app.use(rest);
 
   app.use(errorHandler(logger));

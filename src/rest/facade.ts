@@ -5,7 +5,6 @@ import {
   OverlappingFieldsCanBeMergedRule,
   parse,
   specifiedRules,
-  subscribe,
   validate,
   type DocumentNode,
   type ExecutionResult,
@@ -16,11 +15,14 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
 import { parse as parseYaml } from 'yaml';
 import { consumeRateLimit, rateLimitFamilyOfPath } from '../graphql/guard.js';
+import { operationRefusal, type OperationLimits } from '../graphql/operation-limits.js';
+import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
 import { contextFor } from '../http/graphql-endpoints.js';
 import { sendError, setRateLimitHeaders } from '../http/send-error.js';
 import type { Logger } from '../platform/logger.js';
 import type { Services } from '../services.js';
-import { DomainError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
+import { DomainError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError, type ValidationIssue } from '../shared/errors.js';
+import { unstorableTextIssues } from '../shared/well-formed-text.js';
 import { collectionOperations } from './collections.operations.js';
 import { connectionOperations } from './connections.operations.js';
 import { searchOperations } from './search.operations.js';
@@ -70,7 +72,7 @@ interface Compiled extends RestOperation {
  * The REST facade: openapi-backend routes and validates each request against the OpenAPI document,
  * then the operation runs as GraphQL in-process, with the same context a GraphQL request would get.
  */
-export async function restFacade(document: Document, schema: GraphQLSchema, services: Services, logger: Logger) {
+export async function restFacade(document: Document, schema: GraphQLSchema, services: Services, logger: Logger, limits: OperationLimits) {
   // Parsed and validated once: requests only execute (graphql.execute does not validate). The agent
   // event union selects same-named fields of different types on different members (`durationMs`
   // is Int! on some, Int on others), which execution handles but the overlap rule refuses.
@@ -80,6 +82,10 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
       const parsed = parse(op.document);
       const errors = validate(schema, parsed, rules);
       if (errors.length) throw new Error(`REST operation ${id}: its GraphQL document does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
+      // The documents are fixed and their list sizes bounded by the OpenAPI document, so the
+      // operation limits are checked once here (lists at their default size), not per request.
+      const refusal = operationRefusal(schema, parsed, undefined, undefined, limits);
+      if (refusal) throw new Error(`REST operation ${id}: ${refusal.message} (raise CATCHMENT_GRAPHQL_MAX_COST / _MAX_DEPTH)`);
       return [id, { ...op, parsed }];
     }),
   );
@@ -113,18 +119,9 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
       sendError(res, new UnauthenticatedError('Missing credentials: send an x-api-key header or an Authorization: Bearer token'));
     },
     validationFail: async (c, _req: ExpressRequest, res: ExpressResponse) => {
-      // Bad input spends the budget too, as the GraphQL guards would have: refusals are not free probes.
-      const context = contextFor(res, services);
-      const family = rateLimitFamilyOfPath(c.operation.path);
-      if (family && context.principal) {
-        const limited = await consumeRateLimit(context, context.principal, family).then(
-          () => null,
-          (error: unknown) => (error instanceof RateLimitedError ? error : Promise.reject(error)),
-        );
-        setRateLimitHeaders(res, context.rateLimit);
-        if (limited) return sendError(res, limited);
-      }
-      sendError(res, new ValidationError(validationIssues(c.validation.errors ?? [])));
+      const issues = validationIssues(c.validation.errors ?? []);
+      const located = new Set(issues.map((issue) => JSON.stringify(issue.loc)));
+      await refuseInput(c, res, [...issues, ...textIssues(c).filter((issue) => !located.has(JSON.stringify(issue.loc)))]);
     },
   });
   const authenticated = (_c: Context, _req: ExpressRequest, res: ExpressResponse) => res.locals.principal !== null;
@@ -136,10 +133,27 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
   await api.init();
   memoizeRouting(api);
 
+  /** Bad input spends the budget too, as the GraphQL guards would have: refusals are not free probes. */
+  async function refuseInput(c: Context, res: ExpressResponse, issues: ValidationIssue[]): Promise<void> {
+    const context = contextFor(res, services);
+    const family = rateLimitFamilyOfPath(c.operation.path);
+    if (family && context.principal) {
+      const limited = await consumeRateLimit(context, context.principal, family).then(
+        () => null,
+        (error: unknown) => (error instanceof RateLimitedError ? error : Promise.reject(error)),
+      );
+      setRateLimitHeaders(res, context.rateLimit);
+      if (limited) return sendError(res, limited);
+    }
+    sendError(res, new ValidationError(issues));
+  }
+
   async function run(c: Context, req: ExpressRequest, res: ExpressResponse, operation: Compiled): Promise<void> {
+    const unstorable = textIssues(c);
+    if (unstorable.length) return refuseInput(c, res, unstorable);
     const context = contextFor(res, services);
     const args = { schema, document: operation.parsed, variableValues: operation.variables(c.request), contextValue: context };
-    const result = operation.stream ? await subscribe(args) : await execute(args);
+    const result = operation.stream ? await subscribeWhileCredentialsHold(args) : await execute(args);
     setRateLimitHeaders(res, context.rateLimit);
     for (const [name, value] of Object.entries(operation.headers?.(c.request) ?? {})) res.setHeader(name, value);
     if (Symbol.asyncIterator in result) return streamEvents(req, res, result, operation);
@@ -158,10 +172,10 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
   }
 
   /** Server-sent events, one per subscription result; the client leaving closes the subscription. */
-  async function streamEvents(req: ExpressRequest, res: ExpressResponse, events: AsyncGenerator<ExecutionResult>, operation: Compiled): Promise<void> {
+  async function streamEvents(req: ExpressRequest, res: ExpressResponse, events: AsyncIterableIterator<ExecutionResult>, operation: Compiled): Promise<void> {
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
-    const close = () => void events.return(undefined);
+    const close = () => void events.return?.(undefined);
     res.on('close', close);
     try {
       for await (const event of events) {
@@ -193,6 +207,18 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
       res,
     );
   };
+}
+
+/**
+ * Strings of the request (path parameters, query, body: keys and values) that the service could
+ * not store, in the contract's locations: one rule for every field, whatever the OpenAPI document says of it.
+ */
+function textIssues(c: Context): ValidationIssue[] {
+  return [
+    ...unstorableTextIssues(c.request.params ?? {}, ['path']),
+    ...unstorableTextIssues(c.request.query ?? {}, ['query']),
+    ...unstorableTextIssues(c.request.requestBody ?? {}, ['body']),
+  ];
 }
 
 /** Distinct method and path pairs whose route is remembered (paths carry ids, so they are many). */

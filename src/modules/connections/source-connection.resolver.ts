@@ -6,6 +6,7 @@ import { SyncConfigInput } from '../collections/collection.types.js';
 import { SyncJob } from '../sync/sync-job.types.js';
 import type { SyncJobView } from '../sync/sync-job.view.js';
 import { jobProgressTopic } from '../sync/sync.service.js';
+import { NotFoundError } from '../../shared/errors.js';
 import { SourceConnection, SourceConnectionCreateInput, SourceConnectionUpdateInput } from './source-connection.types.js';
 
 const read: GuardRule = { family: 'source_connections', role: 'member' };
@@ -86,7 +87,7 @@ export class SourceConnectionResolver {
     subscribe: async ({ context, args }: { context: GraphQLContext; args: { jobId: string } }) => {
       const principal = await checkAccess(context, read);
       const job = await context.services.sync.job(principal, args.jobId);
-      if (!job) throw new Error(`Sync job "${args.jobId}" not found`);
+      if (!job) throw NotFoundError.of('Sync job', args.jobId);
       return context.services.pubsub.subscribe(jobProgressTopic(job.id));
     },
   })

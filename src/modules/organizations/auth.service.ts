@@ -32,6 +32,8 @@ export class AuthService {
   private readonly signingSecrets = new Map<string, Uint8Array>();
   /** Valid API keys by hash (invalid ones are never kept: every wrong key asks the database). */
   private readonly apiKeys: TtlCache<Principal>;
+  /** Unrevoked API keys by id, for the periodic checks of open streams (one query per key and TTL, however many streams). */
+  private readonly activeApiKeyIds: TtlCache<true>;
 
   constructor(
     private readonly orm: Orm,
@@ -41,7 +43,11 @@ export class AuthService {
     apiKeyCacheMs = API_KEY_CACHE_MS,
   ) {
     this.apiKeys = new TtlCache(apiKeyCacheMs);
-    invalidateOnWrites(orm, [ApiKey, Organization], () => this.apiKeys.invalidate());
+    this.activeApiKeyIds = new TtlCache(apiKeyCacheMs);
+    invalidateOnWrites(orm, [ApiKey, Organization], () => {
+      this.apiKeys.invalidate();
+      this.activeApiKeyIds.invalidate();
+    });
   }
 
   /** Every request with a key comes here: one indexed read (no entity hydration), then cached briefly. */
@@ -57,6 +63,23 @@ export class AuthService {
     return { ...principal };
   }
 
+  /**
+   * Throws UnauthenticatedError once the credentials a principal was admitted with no longer hold:
+   * its API key was revoked (seen within the API key cache's TTL), or its bearer token expired.
+   * Long-lived operations (subscription streams) call it periodically; requests need not.
+   */
+  async recheck(principal: Principal): Promise<void> {
+    if (principal.kind === 'user') {
+      if (Date.now() >= principal.tokenExpiresAt) throw new UnauthenticatedError('Bearer token expired');
+      return;
+    }
+    await this.activeApiKeyIds.get(principal.apiKeyId, async () => {
+      const [record] = await this.orm.em.getConnection().execute<{ id: string }[]>('select id from api_keys where id = ? and revoked_at is null', [principal.apiKeyId]);
+      if (!record) throw new UnauthenticatedError('API key revoked');
+      return true;
+    });
+  }
+
   async authenticateBearer(token: string): Promise<Principal> {
     try {
       const { kid } = decodeProtectedHeader(token);
@@ -66,7 +89,9 @@ export class AuthService {
       const user = await this.orm.em.fork().findOne(User, { id: String(payload.sub), organization: String(payload.org) });
       // The user record is the authority on the role: a demotion takes effect on live tokens.
       if (!user) throw new UnauthenticatedError('Invalid bearer token');
-      return { kind: 'user', organizationId: user.organization.id, userId: user.id, role: user.role, email: user.email };
+      // issueToken always sets `exp`; a token without one (signed elsewhere with our key) never expires.
+      const tokenExpiresAt = payload.exp === undefined ? Number.POSITIVE_INFINITY : payload.exp * 1000;
+      return { kind: 'user', organizationId: user.organization.id, userId: user.id, role: user.role, email: user.email, tokenExpiresAt };
     } catch (error) {
       if (error instanceof UnauthenticatedError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new UnauthenticatedError('Bearer token expired');

@@ -14,7 +14,8 @@ import {
   SearchResponse,
 } from './search.types.js';
 
-const member = { role: 'member' } as const;
+/** Every search draws once on the organization's search budget, whichever transport asked. */
+const member = { role: 'member', family: 'search' } as const;
 const asFilter = (filter: unknown) => filter as FilterGroup[] | null | undefined;
 
 @Resolver()

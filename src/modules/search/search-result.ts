@@ -1,5 +1,6 @@
 import type { SourceEntity } from '../../connectors/connector.js';
 import type { ScoredChunk } from '../../platform/vectors/vector-index.js';
+import { safeFileUrl, safeWebUrl } from '../../shared/web-url.js';
 
 export type RetrievalStrategy = 'semantic' | 'keyword' | 'hybrid';
 
@@ -37,8 +38,8 @@ export function fromChunk({ chunk, score }: ScoredChunk): SearchResultView {
       syncJobId: chunk.syncJobId,
     },
     access: chunk.access,
-    webUrl: chunk.webUrl,
-    url: chunk.url,
+    webUrl: safeWebUrl(chunk.webUrl),
+    url: safeFileUrl(chunk.url),
     rawSourceFields: chunk.rawSourceFields,
   };
 }
@@ -55,7 +56,7 @@ export function fromSourceEntity(entity: SourceEntity, sourceName: string, score
     textualRepresentation: entity.text,
     serviceSystemMetadata: { sourceName, entityType: entity.entityType, chunkIndex: 0, originalEntityId: entity.entityId, syncId: null, syncJobId: null },
     access: entity.access ?? { viewers: null, isPublic: null },
-    webUrl: entity.webUrl,
+    webUrl: safeWebUrl(entity.webUrl),
     url: null,
     rawSourceFields: entity.fields,
   };

@@ -20,7 +20,7 @@ export class PushEntityInput {
   breadcrumbs?: PushBreadcrumbInput[] | null;
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Any JSON fields of yours (nested at most 32 levels), returned as `rawSourceFields`.' })
   fields?: Record<string, unknown> | null;
-  @Field(() => String, { nullable: true, description: 'Absolute link to the entity in its own application.' }) webUrl?: string | null;
+  @Field(() => String, { nullable: true, description: 'Absolute http(s) link to the entity in its own application; other schemes (javascript:, data:) are refused.' }) webUrl?: string | null;
   @Field(() => Date, { nullable: true }) createdAt?: Date | null;
   @Field(() => Date, { nullable: true }) updatedAt?: Date | null;
 }

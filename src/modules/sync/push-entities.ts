@@ -1,5 +1,6 @@
 import type { SourceEntity, SourceItem } from '../../connectors/connector.js';
 import type { ValidationIssue } from '../../shared/errors.js';
+import { protocolOf } from '../../shared/web-url.js';
 import type { StoredPushEntity, StoredPushItems } from './push-batch.entity.js';
 
 /**
@@ -118,9 +119,7 @@ function checkEntity(entity: PushEntityInput, loc: Loc, issues: ValidationIssue[
     });
   }
   if (entity.fields != null) checkJson(entity.fields, [...loc, 'fields'], issues, 1);
-  if (entity.webUrl != null && checkString(entity.webUrl, [...loc, 'web_url'], issues, { min: 1, max: PUSH_LIMITS.webUrlLength }) && !URL.canParse(entity.webUrl)) {
-    issues.push({ loc: [...loc, 'web_url'], msg: 'Input should be an absolute URL', type: 'url_parsing' });
-  }
+  if (entity.webUrl != null && checkString(entity.webUrl, [...loc, 'web_url'], issues, { min: 1, max: PUSH_LIMITS.webUrlLength })) checkWebUrl(entity.webUrl, [...loc, 'web_url'], issues);
   const createdAt = checkDate(entity.createdAt, [...loc, 'created_at'], issues);
   const updatedAt = checkDate(entity.updatedAt, [...loc, 'updated_at'], issues);
   if (issues.length > before) return null;
@@ -155,6 +154,15 @@ function checkString(value: unknown, loc: Loc, issues: ValidationIssue[], length
     return false;
   }
   return true;
+}
+
+/** A pushed `web_url` links into the client's own web application; other schemes (`javascript:`, `data:`) could run script where it is shown. */
+const PUSHED_LINK_PROTOCOLS = new Set(['http:', 'https:']);
+
+function checkWebUrl(url: string, loc: Loc, issues: ValidationIssue[]): void {
+  const protocol = protocolOf(url);
+  if (protocol === null) issues.push({ loc, msg: 'Input should be an absolute URL', type: 'url_parsing' });
+  else if (!PUSHED_LINK_PROTOCOLS.has(protocol)) issues.push({ loc, msg: "URL scheme should be 'http' or 'https'", type: 'url_scheme' });
 }
 
 /** Any JSON inside `fields`, bounded in depth, with storable strings (keys included). */

@@ -5,7 +5,7 @@
  * embedder. Prints, for varied queries:
  * - REST p50/p95 latency for one client, and throughput and p50/p95 with `--clients` concurrent ones;
  * - the raw index query p50 (VectorIndex.search with exactly the query the service sends, from
- *   SearchService.indexQuery: same vector, text, filter, page and weight) and the embedding p50, and
+ *   IndexRetrieval.indexQuery: same vector, text, filter, page and weight) and the embedding p50, and
  *   the ratio REST p50 / raw p50;
  * - the dataset build time and the process memory.
  *
@@ -184,13 +184,13 @@ try {
     const response = await call('POST', `/collections/${READABLE_ID}/search/instant`, { query, retrieval_strategy: 'hybrid', limit });
     if (response.status !== 200 || response.body.results.length === 0) throw new Error(`search "${query}" answered ${response.status} with ${JSON.stringify(response.body).slice(0, 200)}`);
   };
-  // The same queries on the index, exactly as the service sends them (SearchService.indexQuery: the
+  // The same queries on the index, exactly as the service sends them (IndexRetrieval.indexQuery: the
   // embedded query, and the sync_id filter when deleted connections' chunks may linger).
   const principal = await server.running.core.services.auth.authenticateApiKey(prepared.apiKey);
-  const searchService = server.running.core.services.search;
-  const scope = await searchService.scope(principal, READABLE_ID);
+  const retrieval = server.running.core.services.search.retrieval;
+  const scope = await retrieval.scope(principal, READABLE_ID);
   const indexQueries = new Map<string, VectorQuery>();
-  for (const query of queries) indexQueries.set(query, (await searchService.indexQuery(scope, { text: query, strategy: 'hybrid', filter: [], limit, offset: 0 }))!);
+  for (const query of queries) indexQueries.set(query, (await retrieval.indexQuery(scope, { text: query, strategy: 'hybrid', filter: [], limit, offset: 0 }))!);
   const rawQuery = (query: string, overrides: Partial<VectorQuery> = {}) => index.search(collectionId, { ...indexQueries.get(query)!, ...overrides }).then(() => undefined);
 
   t0 = performance.now();

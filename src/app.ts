@@ -22,6 +22,7 @@ import { deliverySchedule } from './modules/webhooks/retry-schedule.js';
 import { WebhookOutbox, WebhookService } from './modules/webhooks/webhook.service.js';
 import { FileBlobStore, type BlobStore } from './platform/blobs/blob-store.js';
 import { createEmbedder } from './platform/embeddings/create-embedder.js';
+import { createReranker } from './platform/rerank/create-reranker.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
 import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
@@ -139,6 +140,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         federated: new FederatedSources(sources, secretBox, connectorEnvironment, logger),
         languageModel: languageModel(config),
         agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
+        reranker: createReranker(config, logger),
         logger,
       }),
       webhooks: new WebhookService(database.orm, secretBox, pubsub, webhookTargetPolicy(config)),

@@ -25,18 +25,17 @@ describe('extractText', () => {
     expect(result).toEqual({ text: 'Minutes of the otter meeting\n\nSecond paragraph', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' });
   });
 
-  test('HTML: title, headings and link texts kept in their case; scripts, styles and URLs dropped', async () => {
+  test('HTML: title, headings (as Markdown headings of their level) and link texts kept in their case; scripts, styles and URLs dropped', async () => {
     const html = [
       '<!doctype html><html><head><title>Field guide</title><style>p { color: red }</style><script>alert("x")</script></head>',
-      '<body><h1>Herons of Europe</h1><p>Read <a href="https://birds.example/grey">the grey heron page</a>.</p>',
+      '<body><h1>Herons of <em>Europe</em></h1><h3>Nesting</h3><p>Read <a href="https://birds.example/grey">the grey heron page</a>.</p>',
       '<table><tr><th>Species</th><th>Length</th></tr><tr><td>Grey heron</td><td>95 cm</td></tr></table>',
       '<script type="module">console.log("tracking")</script><noscript>enable javascript</noscript><img src="x.png" alt="photo"></body></html>',
     ].join('');
     const result = await extractText({ name: 'guide.html', bytes: Buffer.from(html) });
     expect(result?.mimeType).toBe('text/html');
     expect(result?.text).toContain('Field guide');
-    expect(result?.text).toContain('Herons of Europe');
-    expect(result?.text).toContain('Read the grey heron page.');
+    expect(result?.text).toContain('# Herons of Europe\n\n### Nesting\n\nRead the grey heron page.');
     expect(result?.text).toContain('Species Length\nGrey heron 95 cm');
     expect(result?.text).not.toMatch(/alert|color|console|tracking|javascript|birds\.example|photo|x\.png/);
   });

@@ -13,7 +13,7 @@ import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
  * EXTRACTION_VERSION when the text produced for the same bytes changes, so sources that skip
  * unchanged files (local_folder) read them again.
  */
-export const EXTRACTION_VERSION = 1;
+export const EXTRACTION_VERSION = 2;
 
 type Kind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'code';
 interface FileType {
@@ -151,12 +151,23 @@ function decodeText(bytes: Uint8Array, charsetHint?: string): string | null {
   }
 }
 
-/** Headings and link texts keep their words and case; scripts, styles, images and URLs go. */
+/**
+ * Headings and link texts keep their words and case; scripts, styles, images and URLs go. Headings
+ * are written as Markdown (`## Title`), so the chunker knows each passage's section.
+ */
 const HTML_OPTIONS: HtmlToTextOptions = {
   wordwrap: false,
   baseElements: { selectors: ['title', 'body'], returnDomByDefault: true },
+  formatters: {
+    markdownHeading: (element, walk, builder, options) => {
+      builder.openBlock({ leadingLineBreaks: options.leadingLineBreaks ?? 2 });
+      builder.addInline(`${'#'.repeat(Number(options.level ?? 1))} `);
+      walk(element.children, builder);
+      builder.closeBlock({ trailingLineBreaks: options.trailingLineBreaks ?? 2 });
+    },
+  },
   selectors: [
-    ...(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] as const).map((selector) => ({ selector, options: { uppercase: false } })),
+    ...(['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] as const).map((selector, i) => ({ selector, format: 'markdownHeading', options: { level: i + 1 } })),
     { selector: 'title', format: 'block' },
     { selector: 'a', options: { ignoreHref: true } },
     { selector: 'img', format: 'skip' },

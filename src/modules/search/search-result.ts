@@ -62,24 +62,37 @@ export function fromSourceEntity(entity: SourceEntity, sourceName: string, score
   };
 }
 
-/** Identity of a result across lists: the same chunk of the same entity of the same connection. */
-export const resultKey = (result: SearchResultView) =>
-  `${result.serviceSystemMetadata.syncId ?? result.serviceSystemMetadata.sourceName}:${result.entityId}:${result.serviceSystemMetadata.chunkIndex}`;
+/**
+ * Identity of a document across lists: its connection (or source, for federated results) and entity
+ * id. Search results are documents: each appears at most once in a response.
+ */
+export const documentKey = (result: SearchResultView) => `${result.serviceSystemMetadata.syncId ?? result.serviceSystemMetadata.sourceName}\u0000${result.entityId}`;
+
+/** The first result of each document, in order (for lists that may repeat one, e.g. what an agent saw). */
+export function distinctDocuments(results: SearchResultView[]): SearchResultView[] {
+  const seen = new Set<string>();
+  return results.filter((result) => {
+    const key = documentKey(result);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
 
 /** RRF's k: 60, as in Cormack et al., damps the head so no single list dominates. */
 const RRF_K = 60;
 
 /**
- * Reciprocal rank fusion: each result scores Σ weight / (k + rank) over the lists it appears in.
- * Rank-based, so lists whose scores are not comparable (the index's, a source's own ts_rank, several
- * query variations) merge fairly. Ties keep the first list's order.
+ * Reciprocal rank fusion of document lists: each document scores Σ weight / (k + rank) over the lists
+ * it appears in, shown by its result in the first list that has it. Rank-based, so lists whose scores
+ * are not comparable (the index's, a source's own ts_rank) merge fairly. Ties keep the first list's order.
  */
 export function reciprocalRankFusion(lists: { results: SearchResultView[]; weight?: number }[]): SearchResultView[] {
   const fused = new Map<string, { result: SearchResultView; score: number; order: number }>();
   let order = 0;
   for (const { results, weight = 1 } of lists) {
     results.forEach((result, rank) => {
-      const key = resultKey(result);
+      const key = documentKey(result);
       const entry = fused.get(key) ?? { result, score: 0, order: order++ };
       entry.score += weight / (RRF_K + rank + 1);
       fused.set(key, entry);

@@ -48,6 +48,22 @@ describe('chunking', () => {
     for (let i = 0; i < 12; i++) expect(chunks.some((chunk) => chunk.includes(`Paragraph ${i}.`))).toBe(true);
   });
 
+  test('a prose chunk starting inside a section begins with its heading path (Markdown, AsciiDoc and underlined titles; not in code fences)', () => {
+    const text = [
+      '# Guide', 'Intro.', '', '## Install', '', 'para '.repeat(50), '', '```sh', '# a shell comment', '```', '',
+      '### From source', '', 'build '.repeat(60), '', 'Usage', '-----', '', 'use '.repeat(60), '', '== Appendix', '', 'more '.repeat(60),
+    ].join('\n');
+    const chunks = chunkText(text, undefined, { maxChars: 300, overlapChars: 0 });
+    expect(chunks[0]!.startsWith('# Guide')).toBe(true);
+    expect(chunks.find((c) => c.includes('build build'))!.split('\n')[0]).toBe('Guide › Install › From source');
+    expect(chunks.find((c) => c.includes('use use'))!.split('\n')[0]).toBe('Guide › Usage');
+    expect(chunks.find((c) => c.includes('more more'))!.split('\n')[0]).toBe('Guide › Appendix');
+    expect(chunks.some((c) => c.startsWith('Guide › Install › a shell comment'))).toBe(false);
+    // Listing delimiters are not underlines; code keeps its text as it was.
+    expect(chunkText(['intro', '', '------------', '$ git foo', '------------', '', 'x '.repeat(200)].join('\n'), undefined, { maxChars: 120, overlapChars: 0 }).every((c) => !c.startsWith('$ git foo ›'))).toBe(true);
+    expect(chunkText('# not a heading in python\n' + 'x = 1\n'.repeat(400), 'python', { maxChars: 300, overlapChars: 0 })[1]!.startsWith('x = 1')).toBe(true);
+  });
+
   test('a single huge word-free run is still cut under the limit', () => {
     const chunks = chunkText('x'.repeat(5000), undefined, { maxChars: 1000, overlapChars: 0 });
     expect(chunks.join('')).toBe('x'.repeat(5000));

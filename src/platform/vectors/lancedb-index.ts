@@ -14,19 +14,14 @@ import {
   makeVector,
 } from 'apache-arrow';
 import { ValidationError } from '../../shared/errors.js';
+import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments, type ChunkRanking } from './document-ranking.js';
 import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
-import { checkChunks, entityKeyOfChunkId, type ChunkRecord, type FilterGroup, type FilterOperator, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
+import { checkChunks, type ChunkRecord, type FilterGroup, type FilterOperator, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
 /** Each add() is a fragment and a version: compact a table after this many writes (adds and deletes). */
 const OPTIMIZE_EVERY_WRITES = 20;
 /** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
 const MIN_SLICE_ROWS = 5000;
-/**
- * Hybrid search fuses at least this many candidates from each ranking (more for deep pages), so an
- * entity found by one ranking is usually scored by the other too. SciFact train, nDCG@10 of the
- * entity fusion below: 200 → 0.700, 450 → 0.700, 1000 → 0.698.
- */
-const HYBRID_MIN_CANDIDATES = 200;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 const FTS_COLUMNS = ['text', 'name'] as const;
@@ -54,12 +49,12 @@ const RESULT_COLUMNS = [
 ];
 
 /**
- * Columns a ranking reads for its candidates: enough to rank and fuse them (a chunk id names its
- * entity, see `chunkIdOf`). The rest of the row is read afterwards for the page alone: every column
+ * Columns a ranking reads for its candidates: enough to rank them as documents (a chunk id names its
+ * entity, see `chunkIdOf`; the entity type tells containers). The rest of the row is read afterwards for the page alone: every column
  * read for hundreds of candidates costs (texts and JSON were most of a hybrid query's time; the
  * connection and entity id columns alone added about 7 ms to the keyword ranking at 100,000 rows).
  */
-const CANDIDATE_COLUMNS = ['chunk_id'];
+const CANDIDATE_COLUMNS = ['chunk_id', 'entity_type'];
 
 export interface LanceDbVectorIndexOptions {
   /**
@@ -220,36 +215,57 @@ export class LanceDbVectorIndex implements VectorIndex {
     const offset = Math.max(0, Math.floor(query.offset) || 0);
     const limit = Math.max(0, Math.floor(query.limit) || 0);
     if (limit === 0) return [];
-    const depth = offset + limit;
-    // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
-    const margin = Math.min(depth * 2 + 50, depth + 1000);
+    const documents = offset + limit;
     return this.read(collectionId, [] as ScoredChunk[], async (table) => {
-      const page = (await this.rank(collectionId, table, query, where, margin)).slice(offset, depth);
-      const rows = await this.rowsOf(table, page.map(({ row }) => row));
+      const rankings = await this.rankings(collectionId, table, query, where, candidateDepth(documents));
+      const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
+      const rows = await this.rowsOf(table, page.map(({ best }) => best.item));
       // A row deleted between the two reads (a concurrent sync) is left out.
-      return page.flatMap(({ row, score }) => {
-        const full = rows.get(String(row.chunk_id));
+      return page.flatMap(({ best, score }) => {
+        const full = rows.get(best.chunkId);
         return full ? [{ chunk: toChunk(full), score }] : [];
       });
     });
   }
 
-  /** The candidates of a query, best first, with only CANDIDATE_COLUMNS read. */
-  private async rank(collectionId: string, table: lancedb.Table, query: VectorQuery, where: string | null, margin: number): Promise<Ranked[]> {
+  /**
+   * The chunk rankings of a query, `depth` candidates each, with only CANDIDATE_COLUMNS read. Hybrid
+   * weighs two rankings on fixed scales: BM25 divided by the best BM25 of the query (BM25 has no fixed
+   * scale: it grows with the query's terms and their rarity), and cosine similarity as it is, clipped
+   * at 0 (already comparable across queries; stretching it per query, as min-max does, lets a query
+   * whose vectors barely separate the candidates reorder the keyword ranking with noise). A single
+   * ranking keeps its own scores (BM25, cosine).
+   *
+   * SciFact train (809 queries, built-in embedder), nDCG@10 against keyword alone (0.690) when this
+   * fusion was chosen: min-max per chunk 0.694, min-max per entity 0.698, this 0.700. Reciprocal rank
+   * fusion drags BM25 down when vectors are weak (0.60); z-scores (0.696), Rocchio feedback, gated
+   * weights and a fitted linear model over ranks and scores did no better: the cap is the embedder.
+   */
+  private async rankings(collectionId: string, table: lancedb.Table, query: VectorQuery, where: string | null, depth: number): Promise<ChunkRanking<Row>[]> {
+    const ranking = (list: Ranked[], weight: number, value: (score: number) => number): ChunkRanking<Row> => ({
+      candidates: list.map(({ row, score }) => ({ chunkId: String(row.chunk_id), score, item: row })),
+      weight,
+      value,
+      cut: list.length >= depth,
+    });
+    const same = (score: number) => score;
     switch (query.strategy) {
       case 'semantic':
-        return this.semantic(table, query, where, margin);
+        return [ranking(await this.semantic(table, query, where, depth), 1, same)];
       case 'keyword':
-        return this.keyword(collectionId, table, query, where, margin);
+        return [ranking(await this.keyword(collectionId, table, query, where, depth), 1, same)];
       case 'hybrid': {
-        const candidates = Math.max(margin, HYBRID_MIN_CANDIDATES);
         const weight = query.keywordWeight;
         const keywordWeight = typeof weight === 'number' && Number.isFinite(weight) ? Math.min(1, Math.max(0, weight)) : 0.5;
-        const [semantic, keyword] = await Promise.all([
-          keywordWeight < 1 ? this.semantic(table, query, where, candidates) : [],
-          keywordWeight > 0 ? this.keyword(collectionId, table, query, where, candidates) : [],
-        ]);
-        return entityFusion(keyword, semantic, keywordWeight, candidates);
+        // The extremes are one ranking, unchanged.
+        if (keywordWeight >= 1) return [ranking(await this.keyword(collectionId, table, query, where, depth), 1, same)];
+        if (keywordWeight <= 0) return [ranking(await this.semantic(table, query, where, depth), 1, same)];
+        const [semantic, keyword] = await Promise.all([this.semantic(table, query, where, depth), this.keyword(collectionId, table, query, where, depth)]);
+        const best = keyword[0]?.score ?? 0;
+        return [
+          ranking(keyword, keywordWeight, (score) => (best > 0 ? Math.max(0, score) / best : 0)),
+          ranking(semantic, 1 - keywordWeight, (score) => Math.max(0, score)),
+        ];
       }
       default:
         throw new ValidationError([{ loc: ['retrieval_strategy'], msg: `Unknown retrieval strategy ${String(query.strategy)}`, type: 'enum' }]);
@@ -598,56 +614,9 @@ function sortRanked(list: Ranked[]): Ranked[] {
   return list.sort((a, b) => b.score - a.score || compare(String(a.row.chunk_id), String(b.row.chunk_id)));
 }
 
-/**
- * Hybrid fusion, per entity, of scores on fixed scales. Each ranking contributes a value in [0, 1]:
- * BM25 divided by the best BM25 of the query (BM25 has no fixed scale: it grows with the query's
- * terms and their rarity), and cosine similarity as it is, clipped at 0 (it is already comparable
- * across queries; stretching it to [0, 1] per query, as min-max does, lets a query whose vectors barely
- * separate the candidates reorder the keyword ranking with noise). An entity takes its best chunk's
- * value in each ranking (its title may match the words in one chunk while another carries the
- * meaning); every candidate chunk is scored as its entity, the entity's chunks following one another
- * by their own evidence. A candidate missing from a ranking gets that ranking's last value when the
- * ranking was cut at `depth` (it scored lower), 0 when the ranking holds every match.
- *
- * SciFact train (809 queries, built-in embedder), nDCG@10 against keyword alone (0.690): min-max per
- * chunk 0.694, min-max per entity 0.698, this 0.700 (+0.010 ± 0.003 per query). Reciprocal rank
- * fusion treats both rankings as equally good, which drags BM25 down when vectors are weak (0.60; at
- * k = 10 and a keyword weight of 0.9, 0.690). Also no better on train: z-scores of both lists (0.696 at
- * best, keyword weight 0.8), fusing per chunk then taking the entity's best (0.697), BM25/max with
- * min-max cosine (0.694), BM25/max raised to a power (≤ 0.700), exact cosines for every keyword
- * candidate instead of the semantic cut-off (0.698), a semantic weight gated by the keyword ranking's
- * lead or by the spread of the cosines (≤ 0.700), Rocchio feedback on the query vector (≤ 0.700), and a
- * linear model over ranks, z-scores and both scores fitted to nDCG@10 by coordinate ascent (0.700
- * cross-validated): the cap is the embedder (semantic alone 0.378), not the fusion.
- */
-function entityFusion(keyword: Ranked[], semantic: Ranked[], keywordWeight: number, depth: number): Ranked[] {
-  // The extremes are one ranking, unchanged.
-  if (keywordWeight >= 1) return keyword;
-  if (keywordWeight <= 0) return semantic;
-  const best = keyword[0]?.score ?? 0;
-  const rankings = [
-    { list: keyword, weight: keywordWeight, value: (score: number) => (best > 0 ? Math.max(0, score) / best : 0) },
-    { list: semantic, weight: 1 - keywordWeight, value: (score: number) => Math.max(0, score) },
-  ].filter(({ list }) => list.length > 0);
-  const entityOf = (row: Row) => entityKeyOfChunkId(String(row.chunk_id));
-  const chunks = new Map<string, { row: Row; values: (number | undefined)[] }>();
-  const entities = new Map<string, number[]>();
-  rankings.forEach(({ list, value }, r) => {
-    for (const { row, score } of list) {
-      const id = String(row.chunk_id);
-      const chunk = chunks.get(id) ?? { row, values: [] };
-      chunk.values[r] = value(score);
-      chunks.set(id, chunk);
-      const entity = entities.get(entityOf(row)) ?? [];
-      entity[r] = Math.max(entity[r] ?? 0, chunk.values[r]!);
-      entities.set(entityOf(row), entity);
-    }
-  });
-  const floors = rankings.map(({ list, value }) => (list.length >= depth ? value(list[list.length - 1]!.score) : 0));
-  const fused = (values: (number | undefined)[]) => rankings.reduce((sum, { weight }, r) => sum + weight * (values[r] ?? floors[r]!), 0);
-  const scored = [...chunks.values()].map(({ row, values }) => ({ row, score: fused(entities.get(entityOf(row))!), own: fused(values) }));
-  scored.sort((a, b) => b.score - a.score || b.own - a.own || compare(String(a.row.chunk_id), String(b.row.chunk_id)));
-  return scored.map(({ row, score }) => ({ row, score }));
+/** Containers count at CONTAINER_WEIGHT (see there). */
+function containerWeight(row: Row): number {
+  return isContainerType(String(row.entity_type)) ? CONTAINER_WEIGHT : 1;
 }
 
 /** LanceDB's "table is gone" errors (native errors are not `instanceof Error` inside Jest's VM realm). */

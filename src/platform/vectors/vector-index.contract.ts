@@ -74,8 +74,9 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
       return id;
     };
     const chunk = (seed: number, overrides: Partial<ChunkRecord> = {}) => makeChunk(dims, seed, overrides);
-    const all = (collectionId: string, query: Partial<VectorQuery> = {}) =>
-      index.search(collectionId, { strategy: 'semantic', vector: seededVector(dims, 0), limit: 1000, offset: 0, ...query });
+    /** Every chunk a filter selects (as scored chunks, unranked): what filters are checked on. */
+    const all = async (collectionId: string, { filter = [] }: { filter?: FilterGroup[] } = {}): Promise<ScoredChunk[]> =>
+      (await index.list(collectionId, filter, 1000)).map((chunk) => ({ chunk, score: 0 }));
 
     beforeAll(async () => {
       opened = await open();
@@ -332,6 +333,54 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
           'conn-1:entity-5:0',
           'conn-1:entity-6:0',
         ]);
+      });
+
+      test('every strategy answers with documents: each entity once, shown by its best chunk, paged over documents', async () => {
+        const documents = collection();
+        // Entity "long" has five chunks about gannets, "short" one; "other" matches nothing.
+        await index.add(documents, [
+          ...[0, 1, 2, 3, 4].map((i) => chunk(300 + i, { entityId: 'long', chunkIndex: i, text: i === 2 ? 'gannet gannet colony on the cliff gannet' : `gannet seen ${i} times ${'filler '.repeat(i + 3)}` })),
+          chunk(310, { entityId: 'short', text: 'a gannet' }),
+          chunk(311, { entityId: 'other', text: 'nothing of the kind' }),
+          // Another connection's entity of the same id is another document.
+          chunk(312, { sourceConnectionId: 'conn-2', entityId: 'long', text: 'gannet' }),
+        ]);
+        const queries: Omit<VectorQuery, 'limit' | 'offset'>[] = [
+          { strategy: 'semantic', vector: seededVector(dims, 302) },
+          { strategy: 'keyword', text: 'gannet' },
+          { strategy: 'hybrid', vector: seededVector(dims, 302), text: 'gannet' },
+        ];
+        for (const query of queries) {
+          const whole = await index.search(documents, { ...query, limit: 10, offset: 0 });
+          const keys = whole.map((r) => `${r.chunk.sourceConnectionId}:${r.chunk.entityId}`);
+          expect(new Set(keys).size).toBe(keys.length);
+          expect(keys).toEqual(expect.arrayContaining(['conn-1:long', 'conn-1:short', 'conn-2:long']));
+          // The long document is shown by its best chunk (the one whose vector is the query, or the densest match).
+          expect(whole.find((r) => r.chunk.chunkId.startsWith('conn-1:long:'))!.chunk.chunkIndex).toBe(2);
+          expect(whole.map((r) => r.score)).toEqual([...whole.map((r) => r.score)].sort((a, b) => b - a));
+          const pages: string[] = [];
+          for (let offset = 0; offset < whole.length; offset += 1) pages.push(...ids(await index.search(documents, { ...query, limit: 1, offset })));
+          expect(pages).toEqual(ids(whole));
+        }
+        // Several matching passages count: the long document outranks the one-line mention on keywords.
+        const keyword = await index.search(documents, { strategy: 'keyword', text: 'gannet', limit: 10, offset: 0 });
+        expect(keyword[0]!.chunk.chunkId).toBe('conn-1:long:2');
+      });
+
+      test('containers (folders, tables…) stay findable by name but rank after a document that matches as well', async () => {
+        const tree = collection();
+        await index.add(tree, [
+          chunk(400, { entityId: 'docs/ospreys', name: 'ospreys', text: 'ospreys', entityType: 'folder' }),
+          chunk(401, { entityId: 'docs/ospreys/nesting.md', name: 'nesting.md', text: 'ospreys', entityType: 'file' }),
+          chunk(402, { entityId: 'db/herons', name: 'herons', text: 'herons', entityType: 'postgresql_table' }),
+        ]);
+        // The folder's name and text both say "ospreys" (it matches twice as well on words); the file says it once.
+        for (const strategy of ['keyword', 'hybrid'] as const) {
+          const ospreys = await index.search(tree, { strategy, text: 'ospreys', vector: seededVector(dims, 401), limit: 10, offset: 0 });
+          expect(ospreys.map((r) => r.chunk.entityId).slice(0, 2)).toEqual(['docs/ospreys/nesting.md', 'docs/ospreys']);
+          const herons = await index.search(tree, { strategy, text: 'herons', vector: seededVector(dims, 402), limit: 10, offset: 0 });
+          expect(herons[0]!.chunk.entityId).toBe('db/herons');
+        }
       });
 
       test('offset and limit page consistently for every strategy', async () => {

@@ -332,11 +332,13 @@ describe('Weaviate adapter: scores and strategies', () => {
     expect(resultScore('keyword', {})).toBe(0);
   });
 
-  test('ranking: best first, ties by chunk id, pages cut from the same order', () => {
-    const hit = (chunkId: string, score: number): ScoredChunk => ({ chunk: { ...toChunk({ chunk_id: chunkId }) }, score });
-    const hits = [hit('c', 0.5), hit('a', 0.5), hit('d', 0.9), hit('b', 0.5), hit('e', 0.1)];
+  test('ranking: one hit per document (its best chunk), best first, ties by chunk id, pages cut from the same order', () => {
+    const hit = (entity: string, score: number, chunkIndex = 0): ScoredChunk => ({ chunk: { ...toChunk({ chunk_id: `conn:${entity}:${chunkIndex}` }) }, score });
+    const hits = [hit('c', 0.5), hit('a', 0.5), hit('d', 0.9), hit('b', 0.5), hit('e', 0.1), hit('d', 0.2, 1)];
     const order = rankPage(hits, 0, 10).map((h) => h.chunk.chunkId);
-    expect(order).toEqual(['d', 'a', 'b', 'c', 'e']);
+    expect(order).toEqual(['conn:d:0', 'conn:a:0', 'conn:b:0', 'conn:c:0', 'conn:e:0']);
+    // d: its best chunk plus a tenth of its next one.
+    expect(rankPage(hits, 0, 1)[0]!.score).toBeCloseTo(0.9 + 0.1 * 0.2, 10);
     expect([...rankPage(hits, 0, 2), ...rankPage(hits, 2, 2), ...rankPage(hits, 4, 2)].map((h) => h.chunk.chunkId)).toEqual(order);
     expect(rankPage(hits, 5, 3)).toEqual([]);
   });
@@ -569,7 +571,7 @@ describe('WeaviateVectorIndex through the real client, against a recording fake 
     ]);
     expect(hits[0]!.chunk).toMatchObject({ chunkIndex: 2, createdAt: new Date('2023-04-05T06:07:08.912Z'), updatedAt: null, url: null, access: { viewers: ['u:1'], isPublic: false } });
     const request = fake.calls('Search').at(-1) as Record<string, any>;
-    expect(request).toMatchObject({ collection: 'Chunks', tenant: collection, limit: 56, filters: { valueInt: 1, target: { property: 'chunk_index' } } });
+    expect(request).toMatchObject({ collection: 'Chunks', tenant: collection, limit: 200, filters: { valueInt: 1, target: { property: 'chunk_index' } } });
     expect(request.offset ?? 0).toBe(0);
     expect(request.nearVector.targets.targetVectors).toEqual(['chunk']);
     expect(request.properties.nonRefProperties).toEqual(expect.arrayContaining(['chunk_id', 'text', 'breadcrumbs', 'created_at']));
@@ -584,7 +586,7 @@ describe('WeaviateVectorIndex through the real client, against a recording fake 
     expect(hybrid.hybridSearch).toMatchObject({ query: 'rotate keys', properties: ['text', 'name_words'], fusionType: 2 });
     expect(hybrid.hybridSearch.alpha).toBeCloseTo(0.7);
     expect(hybrid.hybridSearch.targets.targetVectors).toEqual(['chunk']);
-    expect(hybrid.limit).toBe(100);
+    expect(hybrid.limit).toBe(200);
     expect(hybrid.filters).toBeUndefined();
     await index.search(collection, { strategy: 'keyword', text: 'rotate', limit: 5, offset: 0 });
     expect((fake.calls('Search').at(-1) as Record<string, any>).bm25Search).toMatchObject({ query: 'rotate', properties: ['text', 'name_words'] });

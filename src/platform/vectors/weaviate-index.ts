@@ -11,7 +11,8 @@ import weaviate, {
   type WeaviateClient,
 } from 'weaviate-client';
 import { ValidationError } from '../../shared/errors.js';
-import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
+import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments } from './document-ranking.js';
+import { finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
 /** The Weaviate collection (class) holding every Catchment collection's chunks, one tenant each. */
@@ -20,8 +21,6 @@ export const DEFAULT_CLASS_NAME = 'CatchmentChunk';
 const VECTOR_NAME = 'chunk';
 /** Weaviate's default QUERY_MAXIMUM_RESULTS: offset + limit of one query may not exceed it. */
 const MAX_QUERY_RESULTS = 10_000;
-/** Hybrid search fuses at least this many candidates from each list, so pages stay stable (as LanceDB). */
-const HYBRID_MIN_CANDIDATES = 100;
 /**
  * insertMany serializes objects one timer tick each and polls for completion every 500 ms, so one
  * call of any size above one object takes at least half a second: an add is cut into slices that
@@ -211,11 +210,16 @@ export function resultScore(strategy: VectorQuery['strategy'], metadata: { dista
   return finiteOr(Number(metadata?.score), 0);
 }
 
-/** Best first; equal scores in chunk id order, so pages are deterministic; then the page. */
-export function rankPage(hits: ScoredChunk[], offset: number, limit: number): ScoredChunk[] {
-  return [...hits]
-    .sort((a, b) => b.score - a.score || compare(a.chunk.chunkId, b.chunk.chunkId))
-    .slice(offset, offset + limit);
+/**
+ * The page of documents ranked from Weaviate's chunk hits (its own fusion for hybrid), as LanceDB ranks
+ * them (document-ranking.ts): one hit per entity, its best chunk, scored as its document; `cut` when
+ * the hits stopped at the query's limit.
+ */
+export function rankPage(hits: ScoredChunk[], offset: number, limit: number, cut = false): ScoredChunk[] {
+  const ranking = { candidates: hits.map((hit) => ({ chunkId: hit.chunk.chunkId, score: hit.score, item: hit })), weight: 1, value: (score: number) => score, cut };
+  return rankDocuments([ranking], (hit) => (isContainerType(hit.chunk.entityType) ? CONTAINER_WEIGHT : 1))
+    .slice(offset, offset + limit)
+    .map(({ best, score }) => ({ chunk: best.item.chunk, score }));
 }
 
 export interface WeaviateVectorIndexOptions {
@@ -325,11 +329,10 @@ export class WeaviateVectorIndex implements VectorIndex {
     const offset = Math.max(0, Math.floor(query.offset) || 0);
     const limit = Math.max(0, Math.floor(query.limit) || 0);
     if (limit === 0 || filters === false) return [];
-    const depth = offset + limit;
-    // Candidates beyond the page, so that equal scores at its edge resolve the same way on every page.
-    const margin = Math.min(depth * 2 + 50, depth + 1000, MAX_QUERY_RESULTS);
+    // Chunk candidates enough to rank the documents up to the page's end.
+    const depth = Math.min(candidateDepth(offset + limit), MAX_QUERY_RESULTS);
     const common = {
-      limit: margin,
+      limit: depth,
       ...(filters === true ? {} : { filters }),
       returnProperties: RESULT_PROPERTIES,
     };
@@ -352,7 +355,6 @@ export class WeaviateVectorIndex implements VectorIndex {
         case 'hybrid': {
           const result = await tenant.query.hybrid(text, {
             ...common,
-            limit: Math.min(Math.max(margin, HYBRID_MIN_CANDIDATES), MAX_QUERY_RESULTS),
             vector: this.queryVector(query),
             targetVector: VECTOR_NAME,
             alpha: 1 - keywordWeightOf(query.keywordWeight),
@@ -364,7 +366,7 @@ export class WeaviateVectorIndex implements VectorIndex {
         }
       }
     });
-    return rankPage(hits, offset, limit);
+    return rankPage(hits, offset, limit, hits.length >= depth);
   }
 
   async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {

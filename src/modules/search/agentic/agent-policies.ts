@@ -49,16 +49,17 @@ export class LanguageModelPolicy implements AgentPolicy {
   }
 }
 
-/** Candidates one search step asks for; share of the top score a result needs to be collected. */
+/** Candidates one search step asks for, and how many of the best are read. */
 const SEARCH_DEPTH = 20;
 const READ_COUNT = 5;
-const RELATIVE_THRESHOLD = 0.5;
+/** Results returned when the caller leaves the number to the agent (`limit: null`), as instant search's first page. */
 const DEFAULT_RESULTS = 10;
 
 /**
  * The built-in agent when no language model is configured: a fixed, explainable procedure over the
  * same tools — search, search again with terms learned from the first results (pseudo-relevance
- * feedback), read the best, collect those close to the best score, review, return.
+ * feedback), read the best, collect the best `limit` (ten when the caller left it open), review,
+ * return. It never returns fewer because scores fall off: a score gap says little about relevance.
  */
 export class DeterministicPolicy implements AgentPolicy {
   private step = 0;
@@ -91,10 +92,8 @@ export class DeterministicPolicy implements AgentPolicy {
         if (ranked.length === 0) return { why: 'Nothing matched; returning.', calls: [call('return_results_to_user', {})] };
         return { why: `Reading the ${Math.min(READ_COUNT, ranked.length)} best candidates.`, calls: [call('read', { entity_ids: ranked.slice(0, READ_COUNT).map((r) => r.entityId) })] };
       case 3: {
-        const top = ranked[0]?.relevanceScore ?? 0;
-        const wanted = this.task.limit ?? DEFAULT_RESULTS;
-        const chosen = (this.task.limit === null ? ranked.filter((r) => r.relevanceScore >= top * RELATIVE_THRESHOLD) : ranked).slice(0, wanted);
-        return { why: `Collecting ${chosen.length} results scoring close to the best.`, calls: [call('add_to_results', { entity_ids: chosen.map((r) => r.entityId) })] };
+        const chosen = ranked.slice(0, this.task.limit ?? DEFAULT_RESULTS);
+        return { why: `Collecting the ${chosen.length} best results.`, calls: [call('add_to_results', { entity_ids: chosen.map((r) => r.entityId) })] };
       }
       case 4:
         return { why: 'Reviewing the collected results.', calls: [call('review_results', {})] };

@@ -3,7 +3,7 @@ import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { EntityNavigator, EntitySummary } from '../entity-navigator.js';
 import { bothFilters, filterIssues, withConditions } from '../filter-rules.js';
 import { fromChunk, type RetrievalStrategy, type SearchResultView } from '../search-result.js';
-import type { SearchScope, SearchService } from '../search.service.js';
+import type { Retrieval, SearchScope } from '../retrieval.js';
 import type { AgentToolName } from './agent-events.js';
 
 /** What a tool gives back: `output` goes to the model, `stats` to the event stream. */
@@ -58,7 +58,7 @@ export class AgentToolbox {
   readonly collected = new Set<string>();
 
   constructor(
-    private readonly search: SearchService,
+    private readonly retrieval: Retrieval,
     private readonly scope: SearchScope,
     private readonly callerFilter: FilterGroup[],
     private readonly navigator: EntityNavigator,
@@ -101,7 +101,7 @@ export class AgentToolbox {
     if (!query) throw new ToolInputError('search needs a non-empty "query"');
     const strategy = (['semantic', 'keyword', 'hybrid'].includes(args.retrieval_strategy as string) ? args.retrieval_strategy : 'hybrid') as RetrievalStrategy;
     const offset = Number.isInteger(args.offset) && (args.offset as number) >= 0 ? (args.offset as number) : 0;
-    const results = await this.search.retrieve(this.scope, { text: query, strategy, filter: this.filter(args.filter), limit: limit(args, SEARCH_LIMIT), offset }, signal);
+    const results = await this.retrieval.retrieve(this.scope, { text: query, strategy, filter: this.filter(args.filter), limit: limit(args, SEARCH_LIMIT), offset }, signal);
     let newResults = 0;
     for (const result of results) {
       if (!this.seen.has(result.entityId)) newResults++;
@@ -113,8 +113,7 @@ export class AgentToolbox {
 
   private async readTool(ids: string[]): Promise<ToolOutcome> {
     const wanted = ids.slice(0, READ_MAX_ENTITIES);
-    const index = await this.search.deps.vectors();
-    const chunks = await index.list(this.scope.collection.id, this.scoped(this.withCaller({ field: 'entity_id', operator: 'in', value: wanted })), wanted.length * 50);
+    const chunks = await this.retrieval.list(this.scope, this.withCaller({ field: 'entity_id', operator: 'in', value: wanted }), wanted.length * 50);
     const entities = wanted.flatMap((id) => {
       const own = chunks.filter((c) => c.entityId === id);
       if (own.length === 0) return [];
@@ -130,8 +129,7 @@ export class AgentToolbox {
     const unknown = ids.filter((id) => !this.seen.has(id));
     if (unknown.length) {
       // Entities met through navigation only: look them up (within the caller's filter) before collecting.
-      const index = await this.search.deps.vectors();
-      const chunks = await index.list(this.scope.collection.id, this.scoped(this.withCaller({ field: 'entity_id', operator: 'in', value: unknown })), unknown.length * 50);
+      const chunks = await this.retrieval.list(this.scope, this.withCaller({ field: 'entity_id', operator: 'in', value: unknown }), unknown.length * 50);
       for (const chunk of chunks) if (!this.seen.has(chunk.entityId)) this.remember(unscored(chunk));
     }
     let added = 0;
@@ -157,8 +155,7 @@ export class AgentToolbox {
   }
 
   private async countTool(args: Record<string, unknown>): Promise<ToolOutcome> {
-    const index = await this.search.deps.vectors();
-    const count = this.scope.indexedConnectionIds.length ? await index.count(this.scope.collection.id, this.scoped(this.filter(args.filter))) : 0;
+    const count = await this.retrieval.count(this.scope, this.filter(args.filter));
     return { output: { count }, stats: { count } };
   }
 
@@ -186,11 +183,6 @@ export class AgentToolbox {
 
   private withCaller(...conditions: FilterGroup['conditions']): FilterGroup[] {
     return withConditions(this.callerFilter, ...conditions);
-  }
-
-  /** Only live connections' chunks (direct index reads; `retrieve` scopes its own). */
-  private scoped(filter: FilterGroup[]): FilterGroup[] {
-    return withConditions(filter, { field: 'service_system_metadata.sync_id', operator: 'in', value: this.scope.indexedConnectionIds });
   }
 
   private remember(result: SearchResultView) {

@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { LanguageModel, ToolCall } from '../../../platform/llm/language-model.js';
 import { LanguageModelError } from '../../../platform/llm/language-model.js';
 import type { Logger } from '../../../platform/logger.js';
+import type { Reranker } from '../../../platform/rerank/reranker.js';
 import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { EntityNavigator } from '../entity-navigator.js';
 import { withConditions } from '../filter-rules.js';
-import type { SearchResultView } from '../search-result.js';
-import type { SearchScope, SearchService } from '../search.service.js';
+import { rerankResults } from '../rerank-results.js';
+import type { Retrieval, SearchScope } from '../retrieval.js';
+import { distinctDocuments, type SearchResultView } from '../search-result.js';
 import { AGENT_TOOL_NAMES, type AgentEvent, type AgentToolName } from './agent-events.js';
 import { DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
 import { AgentToolbox, type ToolOutcome } from './agent-tools.js';
@@ -27,9 +29,10 @@ const FALLBACK_RESULTS = 10;
  */
 export class AgenticSearch {
   constructor(
-    private readonly search: SearchService,
+    private readonly retrieval: Retrieval,
     private readonly navigator: EntityNavigator,
     private readonly languageModel: LanguageModel | null,
+    private readonly reranker: Reranker | null,
     private readonly budget: AgenticBudget,
     private readonly logger: Logger,
   ) {}
@@ -38,7 +41,7 @@ export class AgenticSearch {
     const started = Date.now();
     const elapsed = () => Date.now() - started;
     const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.budget.timeoutMs)]);
-    const toolbox = new AgentToolbox(this.search, scope, task.filter, this.navigator);
+    const toolbox = new AgentToolbox(this.retrieval, scope, task.filter, this.navigator);
     let policy: AgentPolicy = this.languageModel ? new LanguageModelPolicy(this.languageModel, task) : new DeterministicPolicy(task, toolbox);
     emit({ type: 'started', requestId: randomUUID(), tier: 'agentic', collectionReadableId: scope.collection.readableId, query: task.query, thinking: task.thinking, filter: task.filter.length ? task.filter : null, limit: task.limit });
 
@@ -79,7 +82,7 @@ export class AgenticSearch {
         policy.observe(results);
       }
       if (signal.aborted) return [];
-      const results = await this.finalResults(scope, task, toolbox);
+      const results = await this.finalResults(scope, task, toolbox, signal);
       emit({
         type: 'done',
         results,
@@ -103,24 +106,25 @@ export class AgenticSearch {
   }
 
   /**
-   * The collected entities ordered by relevance to the question (their best chunk, re-scored
-   * together so scores are comparable), at most `limit`. Nothing collected: the best seen.
+   * The collected documents ranked against the question together (retrieval restricted to them, so
+   * scores are comparable; reranked when a rerank endpoint is configured), at most `limit`. Nothing
+   * collected: the best seen.
    */
-  private async finalResults(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, toolbox: AgentToolbox): Promise<SearchResultView[]> {
+  private async finalResults(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, toolbox: AgentToolbox, signal: AbortSignal): Promise<SearchResultView[]> {
     const ids = [...toolbox.collected];
     const limit = task.limit ?? (ids.length || FALLBACK_RESULTS);
-    if (ids.length === 0) return [...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore).slice(0, limit);
-    const ranked = await this.search.retrieve(scope, {
+    if (ids.length === 0) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
+    const ranked = await this.retrieval.retrieve(scope, {
       text: task.query,
       strategy: 'hybrid',
       filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }),
-      limit: Math.min(1000, ids.length * 20),
+      limit: Math.min(1000, ids.length),
       offset: 0,
     });
-    const best = new Map<string, SearchResultView>();
-    for (const result of ranked) if (!best.has(result.entityId)) best.set(result.entityId, result);
+    const scored = new Set(ranked.map((result) => result.entityId));
     // Federated or unscored entities keep what the agent saw of them, after the scored ones.
-    for (const id of ids) if (!best.has(id)) best.set(id, { ...toolbox.seen.get(id)!, relevanceScore: 0 });
-    return [...best.values()].slice(0, limit);
+    const unscored = ids.filter((id) => !scored.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));
+    const results = distinctDocuments([...ranked, ...unscored]);
+    return (await rerankResults(this.reranker, task.query, results, signal)).slice(0, limit);
   }
 }

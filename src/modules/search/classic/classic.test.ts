@@ -1,8 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
-import type { Principal } from '../../organizations/principal.js';
+import type { Retrieval, RetrieveRequest, SearchScope } from '../retrieval.js';
 import type { SearchResultView } from '../search-result.js';
-import { SearchService, type RetrieveRequest, type SearchScope } from '../search.service.js';
+import { ClassicSearch } from './classic-search.js';
 import { HeuristicPlanner, expansionTerms } from './heuristic-planner.js';
 import { fuseByScore } from './score-fusion.js';
 import type { PlanningContext } from './search-plan.js';
@@ -33,46 +33,56 @@ describe('fuseByScore', () => {
   });
 
   test('scores are divided by each list’s best, so a list on a larger scale does not dominate', () => {
-    // The variation's scores are 10× larger; at weight 0.5 it may only reorder near-ties of the primary.
-    const primary = [hit('a', 1.0), hit('b', 0.95), hit('c', 0.5)];
+    // The variation's scores are 10× larger; at weight 0.5 it may only reorder what follows the primary's best.
+    const primary = [hit('z', 2.0), hit('a', 1.0), hit('b', 0.95), hit('c', 0.5)];
     const variation = [hit('b', 20), hit('c', 19), hit('a', 2)];
     const fused = fuseByScore([
       { results: primary, weight: 1, depth: 10 },
       { results: variation, weight: 0.5, depth: 10 },
     ]);
-    // a: 1 + 0.5·0.1 = 1.05; b: 0.95 + 0.5 = 1.45; c: 0.5 + 0.5·0.95 = 0.975
-    expect(ids(fused)).toEqual(['b#0', 'a#0', 'c#0']);
-    expect(fused.map((r) => r.relevanceScore)).toEqual([1.45, 1.05, 0.975].map((x) => expect.closeTo(x, 10)));
+    // z: 1; a: 0.5 + 0.5·0.1 = 0.55; b: 0.475 + 0.5 = 0.975; c: 0.25 + 0.5·0.95 = 0.725
+    expect(ids(fused)).toEqual(['z#0', 'b#0', 'c#0', 'a#0']);
+    expect(fused.map((r) => r.relevanceScore)).toEqual([1, 0.975, 0.725, 0.55].map((x) => expect.closeTo(x, 10)));
   });
 
   test('a document missing from a cut list gets its last value; from a complete list, nothing', () => {
-    const primary = [hit('a', 1.0), hit('b', 0.9)];
+    const primary = [hit('z', 1.0), hit('a', 0.5), hit('b', 0.45)];
     const cut = [hit('c', 1.0), hit('b', 0.8)];
-    // Cut (depth 2 reached): a gets 0.8 from the variation → 1 + 0.8·w; complete (depth 10): a gets 0.
+    // Cut (depth 2 reached): a gets 0.8 from the variation → 0.5 + 0.8·w; complete (depth 10): a gets 0.
     const weight = 0.3;
     const fromCut = fuseByScore([{ results: primary, weight: 1, depth: 10 }, { results: cut, weight, depth: 2 }]);
-    expect(fromCut.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(1 + 0.8 * weight, 10);
+    expect(fromCut.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(0.5 + 0.8 * weight, 10);
     const fromComplete = fuseByScore([{ results: primary, weight: 1, depth: 10 }, { results: cut, weight, depth: 10 }]);
-    expect(fromComplete.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(1, 10);
+    expect(fromComplete.find((r) => r.entityId === 'a')!.relevanceScore).toBeCloseTo(0.5, 10);
     // c is only in the variation; the primary was complete: 0 + 1·w.
     expect(fromComplete.find((r) => r.entityId === 'c')!.relevanceScore).toBeCloseTo(weight, 10);
   });
 
-  test('documents are fused on their best chunk in each list; their chunks follow one another by own evidence', () => {
-    const primary = [hit('a', 1.0, 0), hit('b', 0.9, 0), hit('a', 0.2, 1)];
-    const variation = [hit('a', 1.0, 1), hit('b', 0.1, 0)];
+  test('each document once, shown by its result in the list where it counted most; another connection’s entity is another document', () => {
+    const primary = [hit('a', 1.0, 0), hit('b', 0.9, 0)];
+    const variation = [hit('a', 1.0, 3), hit('b', 0.1, 2)];
     const fused = fuseByScore([
       { results: primary, weight: 1, depth: 10 },
       { results: variation, weight: 0.5, depth: 10 },
     ]);
-    // a: 1 + 0.5·1 = 1.5 for both chunks, chunk 0 first (own evidence 1 + 0.5·0 against 0.2 + 0.5·1); b: 0.9 + 0.5·0.1.
-    expect(ids(fused)).toEqual(['a#0', 'a#1', 'b#0']);
+    expect(ids(fused)).toEqual(['a#0', 'b#0']);
     expect(fused[0]!.relevanceScore).toBeCloseTo(1.5, 10);
-    expect(fused[1]!.relevanceScore).toBeCloseTo(1.5, 10);
-    // The same entity id from another connection is another document.
+    // Shown by the variation's chunk when the variation counts more for it.
+    const heavy = fuseByScore([{ results: primary, weight: 0.1, depth: 10 }, { results: variation, weight: 1, depth: 10 }]);
+    expect(ids(heavy)).toEqual(['a#3', 'b#2']);
     const other = { ...hit('a', 5), serviceSystemMetadata: { ...hit('a', 5).serviceSystemMetadata, syncId: 'c2' } };
     const two = fuseByScore([{ results: [hit('a', 1)], weight: 1, depth: 10 }, { results: [other], weight: 1, depth: 10 }]);
     expect(two).toHaveLength(2);
+  });
+
+  test('the primary list’s first document stays first, whatever the variations say', () => {
+    const primary = [hit('a', 1.0), hit('b', 0.99), hit('c', 0.98)];
+    // b and c lead every variation: fused, both beat a; a is still first.
+    const variations = [0, 1, 2].map(() => ({ results: [hit('b', 1), hit('c', 1), hit('a', 0.01)], weight: 1, depth: 3 }));
+    const fused = fuseByScore([{ results: primary, weight: 1, depth: 10 }, ...variations]);
+    expect(ids(fused)).toEqual(['a#0', 'b#0', 'c#0']);
+    const scores = fused.map((r) => r.relevanceScore);
+    expect([...scores].sort((x, y) => y - x)).toEqual(scores);
   });
 });
 
@@ -125,39 +135,29 @@ describe('heuristic planner', () => {
 });
 
 describe('classic search execution', () => {
-  /** A SearchService whose scope and index are stubbed: records every ranked list it is asked for. */
-  function service(lists: Record<string, SearchResultView[]>, failing = false) {
+  /** ClassicSearch over a stubbed retrieval: records every ranked list it is asked for. */
+  function classic(lists: Record<string, SearchResultView[]>, failing = false) {
     const calls: RetrieveRequest[] = [];
-    const orm = { em: { getEventManager: () => ({ registerSubscriber: () => undefined }) } };
-    const logger = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined };
-    class Stubbed extends SearchService {
-      override async scope(): Promise<SearchScope> {
-        return { collection: { readableId: 'c' } as SearchScope['collection'], indexedConnectionIds: ['c1'], federated: [], sourceNames: ['stub'] };
-      }
-      override async retrieve(_scope: SearchScope, request: RetrieveRequest): Promise<SearchResultView[]> {
+    const retrieval: Retrieval = {
+      scope: async () => scope,
+      retrieve: async (_scope, request) => {
         calls.push(request);
         if (failing && calls.length === 1) throw new Error('index down');
         return (lists[request.text] ?? []).slice(request.offset, request.offset + request.limit);
-      }
-    }
-    const search = new Stubbed({
-      orm,
-      vectors: async () => ({}),
-      embedder: async () => ({}),
-      keywordWeight: 0.5,
-      federated: {},
-      languageModel: null,
-      agenticBudget: { maxIterations: 1, timeoutMs: 1000 },
-      logger,
-    } as unknown as ConstructorParameters<typeof SearchService>[0]);
-    return { search, calls };
+      },
+      count: async () => 0,
+      list: async () => [],
+    };
+    const logger = { warn: () => undefined, info: () => undefined, error: () => undefined, debug: () => undefined } as unknown as ConstructorParameters<typeof ClassicSearch>[3];
+    return { search: new ClassicSearch(retrieval, new HeuristicPlanner(), null, logger), calls };
   }
-  const principal = { organizationId: 'o' } as Principal;
+  const scope = { collection: { readableId: 'c' } as SearchScope['collection'], indexedConnectionIds: ['c1'], federated: [], sourceNames: ['stub'] } satisfies SearchScope;
+  const request = (query: string, limit: number, offset = 0) => ({ query, filter: [] as FilterGroup[], limit, offset });
   const primary = ['monotreme mammal egg', 'monotreme mammal venom', 'monotreme mammal'].map((text, i) => hit(`d${i}`, 1 - i * 0.1, 0, text));
 
   test('the planner’s probe is the primary query’s run: two searches, the primary and the variation', async () => {
-    const { search, calls } = service({ platypus: primary, 'mammal monotreme': [hit('d9', 1)] });
-    const { results, plan } = await search.classic(principal, 'c', { query: 'platypus', limit: 2 });
+    const { search, calls } = classic({ platypus: primary, 'mammal monotreme': [hit('d9', 1)] });
+    const { results, plan } = await search.run(scope, request('platypus', 2));
     expect(plan).toMatchObject({ primaryQuery: 'platypus', variations: ['mammal monotreme'], planner: 'heuristic' });
     expect(calls.map((c) => [c.text, c.strategy])).toEqual([
       ['platypus', 'hybrid'],
@@ -167,8 +167,8 @@ describe('classic search execution', () => {
   });
 
   test('a failing probe falls back to instant search', async () => {
-    const { search, calls } = service({ platypus: primary }, true);
-    const { results, plan } = await search.classic(principal, 'c', { query: 'platypus', limit: 2 });
+    const { search, calls } = classic({ platypus: primary }, true);
+    const { results, plan } = await search.run(scope, request('platypus', 2));
     expect(plan.planner).toBe('instant');
     expect(results.map((r) => r.entityId)).toEqual(['d0', 'd1']);
     expect(calls).toHaveLength(2);

@@ -1,0 +1,129 @@
+import { compare } from './filter-conditions.js';
+import { entityKeyOfChunkId } from './vector-index.js';
+
+/**
+ * Searches answer with documents (entities), not chunks: the rankings of an index rank chunks, and
+ * this turns them into one ranking of documents, each shown by its best chunk. Both adapters use it,
+ * so a document is scored the same way whatever the index.
+ */
+
+/** One chunk of one ranking: its id (which names its entity), its score, and what the adapter keeps of it. */
+export interface ChunkCandidate<T> {
+  chunkId: string;
+  score: number;
+  item: T;
+}
+
+/** One ranking of chunks (keyword, semantic, or an index's own fusion), best first. */
+export interface ChunkRanking<T> {
+  candidates: ChunkCandidate<T>[];
+  /** Share of this ranking in the document's score. */
+  weight: number;
+  /** A chunk's score on a scale comparable across rankings and queries (e.g. BM25 divided by the query's best). */
+  value: (score: number) => number;
+  /**
+   * Whether the ranking was cut at its depth: a document it misses then scored at most its last
+   * value, and gets that; from a ranking that holds every match, a missing document gets 0.
+   */
+  cut: boolean;
+}
+
+export interface RankedDocument<T> {
+  /** `entityKeyOfChunkId` of its chunks: connection and entity. */
+  entityKey: string;
+  /** The chunk that matched best (its values in every ranking, weighted): what the result shows. */
+  best: ChunkCandidate<T>;
+  score: number;
+}
+
+/**
+ * Share of a document's 2nd, 3rd… best chunk in its value in one ranking: value = v₁ + d·v₂ + d²·v₃
+ * (at most COUNTED_CHUNKS). A document that answers in several passages beats one that mentions the
+ * words once, while a long document cannot win on its length alone (the shares shrink geometrically
+ * and its best chunk leads). SciFact documents are one chunk each: unaffected.
+ */
+export const FURTHER_CHUNK_SHARE = 0.1;
+const COUNTED_CHUNKS = 3;
+
+/**
+ * Weight of a container's score (folders, directories, repositories, tables, feeds): the entities
+ * that hold others. Their text is little more than their name, which keyword search matches twice
+ * (name and text) and in a short text, so a name repeating the question's words outscores the
+ * document that answers it. At this weight a container still comes first when the question names
+ * it and nothing else matches, but ranks after documents matching a third as well.
+ */
+export const CONTAINER_WEIGHT = 0.3;
+const CONTAINER_TYPE = /(^|_)(folder|directory|dir|repository|repo|schema|table|feed|space|drive|bucket)$/i;
+
+/** Whether entities of this type hold other entities (the connectors' hierarchy nodes). */
+export function isContainerType(entityType: string): boolean {
+  return CONTAINER_TYPE.test(entityType);
+}
+
+/** Fewest chunk candidates a ranking reads, and the most. */
+const MIN_CANDIDATES = 200;
+const MAX_CANDIDATES = 10_000;
+/** Chunk candidates read per document wanted. */
+const CANDIDATES_PER_DOCUMENT = 10;
+
+/**
+ * How many chunks each ranking reads to rank the first `documents` documents: ten per document, at
+ * least 200, in steps that double (so neighbouring pages rank the same candidates and never show a
+ * document twice), at most 10,000.
+ */
+export function candidateDepth(documents: number): number {
+  let depth = MIN_CANDIDATES;
+  while (depth < documents * CANDIDATES_PER_DOCUMENT && depth < MAX_CANDIDATES) depth *= 2;
+  return Math.min(depth, MAX_CANDIDATES);
+}
+
+/**
+ * Documents ranked from chunk rankings. In each ranking a document's value is its best chunk's plus
+ * a decaying share of its next ones (FURTHER_CHUNK_SHARE); a document missing from a ranking gets its
+ * floor (see `ChunkRanking.cut`). Its score is the weighted sum over rankings, times `weightOf` its
+ * best chunk (the container weight). Its best chunk is the one whose own weighted values sum highest.
+ * Best first; equal scores by the best chunk's own evidence, then chunk id (pages are deterministic).
+ */
+export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T) => number = () => 1): RankedDocument<T>[] {
+  const used = rankings.filter(({ candidates }) => candidates.length > 0);
+  const floors = used.map(({ candidates, value, cut }) => (cut ? value(candidates[candidates.length - 1]!.score) : 0));
+  const chunks = new Map<string, { candidate: ChunkCandidate<T>; values: (number | undefined)[] }>();
+  const documents = new Map<string, number[][]>();
+  used.forEach(({ candidates, value }, r) => {
+    for (const candidate of candidates) {
+      const chunk = chunks.get(candidate.chunkId) ?? { candidate, values: [] };
+      if (chunk.values[r] !== undefined) continue; // a ranking lists a chunk once
+      const own = value(candidate.score);
+      chunk.values[r] = own;
+      chunks.set(candidate.chunkId, chunk);
+      const key = entityKeyOfChunkId(candidate.chunkId);
+      const perRanking = documents.get(key) ?? used.map(() => []);
+      perRanking[r]!.push(own);
+      documents.set(key, perRanking);
+    }
+  });
+  const fused = (values: (number | undefined)[]) => used.reduce((sum, { weight }, r) => sum + weight * (values[r] ?? floors[r]!), 0);
+  const best = new Map<string, { candidate: ChunkCandidate<T>; own: number }>();
+  for (const { candidate, values } of chunks.values()) {
+    const key = entityKeyOfChunkId(candidate.chunkId);
+    const own = fused(values);
+    const known = best.get(key);
+    if (!known || own > known.own || (own === known.own && compare(candidate.chunkId, known.candidate.chunkId) < 0)) best.set(key, { candidate, own });
+  }
+  const ranked = [...documents].map(([entityKey, perRanking]) => {
+    const { candidate, own } = best.get(entityKey)!;
+    const value = fused(perRanking.map((values) => (values.length === 0 ? undefined : documentValue(values))));
+    const weight = weightOf(candidate.item);
+    // A weight below 1 lowers the score whatever its sign (cosine similarities may be negative).
+    const score = value >= 0 ? value * weight : value / weight;
+    return { entityKey, best: candidate, score, own };
+  });
+  ranked.sort((a, b) => b.score - a.score || b.own - a.own || compare(a.best.chunkId, b.best.chunkId));
+  return ranked.map(({ entityKey, best, score }) => ({ entityKey, best, score }));
+}
+
+/** A document's value in one ranking from its chunks' values: the best plus decaying shares of the next (positive ones). */
+function documentValue(values: number[]): number {
+  const [first, ...next] = [...values].sort((a, b) => b - a).slice(0, COUNTED_CHUNKS);
+  return next.reduce((sum, value, i) => sum + Math.max(0, value) * FURTHER_CHUNK_SHARE ** (i + 1), first!);
+}

@@ -61,7 +61,7 @@ describe('issue 12-04: a local repository cannot lead git outside the allowed fo
     await expectRefused(bare, /an object directory its objects\/info\/alternates names is outside the folders this server allows/);
   });
 
-  test('an alternate inside the roots whose own alternates point outside (a chain) is refused; one that stays inside is read', async () => {
+  test('an alternate inside the roots whose own alternates point outside (a chain) is refused; one that stays inside is read (its work tree may link anywhere)', async () => {
     const middle = path.join(root, 'middle.git');
     const last = path.join(root, 'last.git');
     const env = { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', HOME: base } };
@@ -71,11 +71,14 @@ describe('issue 12-04: a local repository cannot lead git outside the allowed fo
 
     const inner = new TestRepository(path.join(root, 'inner'));
     inner.write('notes.md', 'Notes kept inside the allowed folder.\n').commit('Inside');
+    // Links in the work tree do not matter: git reads the repository, not the work tree.
+    symlinkSync(outside.directory, path.join(inner.directory, 'elsewhere'));
     const borrower = path.join(root, 'borrower.git');
     execFileSync('git', ['clone', '--quiet', '--bare', '--shared', inner.directory, borrower], env);
     const { items, error } = await attempt(borrower);
     expect(error).toBeNull();
     expect(items.map((item) => ('entityId' in item ? item.entityId : null))).toContain('file:notes.md');
+    expect((await attempt(inner.directory)).error).toBeNull();
   });
 
   test('a folder whose .git is a symbolic link to a repository outside', async () => {

@@ -20,6 +20,9 @@ export interface LocalRepository {
   gitDir: string;
 }
 
+/** What git reads in a git directory, besides the pointer files (`.git`, `commondir`) checked on their own. */
+const READ_BY_GIT: readonly string[] = ['HEAD', 'config', 'packed-refs', 'shallow', 'info', 'refs', 'objects'];
+
 /** A file git reads a path from (`.git`, `commondir`) is a line, not a large file. */
 const POINTER_MAX_BYTES = 4096;
 
@@ -41,8 +44,8 @@ export async function resolveLocalRepository(localPath: string, allowedRoots: st
   if (await exists(path.join(gitDir, '.git'))) throw check.refusal(`its git directory holds another ".git", which git would read instead`);
   const commonDir = await readPointer(path.join(gitDir, 'commondir'), gitDir, check, 'its worktree\'s "commondir"');
   const checked = new Set<string>();
-  await check.tree(gitDir, checked);
-  if (commonDir) await check.tree(commonDir, checked);
+  await check.tree(gitDir, checked, READ_BY_GIT);
+  if (commonDir) await check.tree(commonDir, checked, READ_BY_GIT);
   const objects = await realpath(path.join(commonDir ?? gitDir, 'objects')).catch(() => null);
   if (objects) await checkAlternates(objects, check, checked);
   return { folder, gitDir };
@@ -116,11 +119,15 @@ class RootCheck {
     if (!this.roots.some((root) => inside(root, real))) throw this.refusal(`${what} is outside the folders this server allows (CATCHMENT_LOCAL_FOLDER_ROOTS)`);
   }
 
-  /** Every symbolic link under `directory` (a real path inside a root) must lead inside a root; directories they lead to are walked too. */
-  async tree(directory: string, checked: Set<string>): Promise<void> {
+  /**
+   * Every symbolic link under `directory` (a real path inside a root; only its entries named `only`,
+   * when given) must lead inside a root; directories they lead to are walked too.
+   */
+  async tree(directory: string, checked: Set<string>, only?: readonly string[]): Promise<void> {
     if (checked.has(directory)) return;
     checked.add(directory);
     for (const entry of await readdir(directory, { withFileTypes: true }).catch(() => [])) {
+      if (only && !only.includes(entry.name)) continue;
       const full = path.join(directory, entry.name);
       if (entry.isDirectory()) await this.tree(full, checked);
       else if (entry.isSymbolicLink()) {

@@ -71,6 +71,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     dataDir: config.dataDir,
     logger,
     joinRunningServer: options.joinRunningServer,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
   });
   try {
     if (options.migrate) {

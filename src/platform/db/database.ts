@@ -5,6 +5,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from '../logger.js';
 import { openEmbeddedPostgres } from './embedded-postgres.js';
 import { entities } from './entities.js';
+import { CONNECT_ATTEMPT_TIMEOUT_MS, waitForDatabase } from './wait-for-database.js';
 import { migrations } from '../../migrations/index.js';
 
 export type Orm = MikroORM;
@@ -25,6 +26,8 @@ export interface DatabaseOptions {
   logger: Logger;
   /** Embedded only: use the database of the process that owns the data directory (operator commands). */
   joinRunningServer: boolean;
+  /** External PostgreSQL only: how long start-up keeps trying to reach it. */
+  connectTimeoutSeconds: number;
 }
 
 /** Arbitrary constant: the PostgreSQL advisory lock that serialises migrations across processes. */
@@ -48,14 +51,18 @@ export function ormOptions(clientUrl: string, poolMax: number): Options {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) await waitForDatabase(options.databaseUrl, { timeoutMs: options.connectTimeoutSeconds * 1000, logger: options.logger });
   const embedded = options.databaseUrl
     ? null
     : await openEmbeddedPostgres({ dataDir: options.dataDir, logger: options.logger, join: options.joinRunningServer });
   const url = options.databaseUrl ?? embedded!.url;
+  // A PostgreSQL server that never answers fails a new connection instead of holding its query forever.
+  // Not PGlite's: it makes other connections wait while one is in a transaction, as long as that takes (0: no limit).
+  const connectTimeoutMs = embedded ? 0 : CONNECT_ATTEMPT_TIMEOUT_MS;
   let orm: Orm;
   try {
     // PGlite runs one query at a time whatever the pool size: a small pool avoids needless queueing.
-    orm = await MikroORM.init(ormOptions(url, embedded ? 4 : 10));
+    orm = await MikroORM.init({ ...ormOptions(url, embedded ? 4 : 10), driverOptions: { connectionTimeoutMillis: connectTimeoutMs } });
   } catch (error) {
     await embedded?.close();
     throw error;
@@ -66,7 +73,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     ping: async () => {
       await orm.em.getConnection().execute('select 1');
     },
-    migrate: () => migrateWithLock(orm, url),
+    migrate: () => migrateWithLock(orm, new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs })),
     close: async () => {
       await orm.close(true);
       await embedded?.close();
@@ -80,8 +87,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
  * later ones find nothing left to do. (Not a transaction-scoped lock: PGlite serves only the
  * connection inside a transaction, so the migrator's own connections would wait forever.)
  */
-async function migrateWithLock(orm: Orm, url: string): Promise<string[]> {
-  const lockConnection = new pg.Client({ connectionString: url });
+async function migrateWithLock(orm: Orm, lockConnection: pg.Client): Promise<string[]> {
   await lockConnection.connect();
   try {
     await lockConnection.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

@@ -15,7 +15,7 @@ import type { SearchPlan } from './classic/search-plan.js';
 import { EntityNavigator } from './entity-navigator.js';
 import type { FederatedSources } from './federated-sources.js';
 import { LegacySearch, type LegacySearchResponse } from './legacy-search.js';
-import { rerankDepth, rerankResults } from './rerank-results.js';
+import { InstantSearch } from './instant-search.js';
 import { IndexRetrieval } from './retrieval.js';
 import { checkAgentic, checkLegacy, checkPage, type AgenticSearchInput, type ClassicSearchInput, type InstantSearchInput, type LegacySearchInput } from './search-input.js';
 import type { SearchResultView } from './search-result.js';
@@ -48,27 +48,26 @@ export interface SearchServiceDependencies {
 export class SearchService {
   /** Where every tier's results come from; public for benchmarks (its index queries). */
   readonly retrieval: IndexRetrieval;
+  private readonly instantTier: InstantSearch;
   private readonly classicTier: ClassicSearch;
   private readonly agent: AgenticSearch;
   private readonly legacyTier: LegacySearch;
 
-  constructor(private readonly deps: SearchServiceDependencies) {
+  constructor(deps: SearchServiceDependencies) {
     this.retrieval = new IndexRetrieval(deps);
-    const planner = deps.languageModel ? new LanguageModelPlanner(deps.languageModel) : new HeuristicPlanner();
-    this.classicTier = new ClassicSearch(this.retrieval, planner, deps.reranker, deps.logger);
-    this.agent = new AgenticSearch(this.retrieval, new EntityNavigator(deps.orm), deps.languageModel, deps.reranker, deps.agenticBudget, deps.logger);
+    this.instantTier = new InstantSearch(this.retrieval, deps.reranker);
+    const heuristic = new ClassicSearch(this.retrieval, new HeuristicPlanner(), deps.reranker, deps.logger);
+    this.classicTier = deps.languageModel ? new ClassicSearch(this.retrieval, new LanguageModelPlanner(deps.languageModel), deps.reranker, deps.logger) : heuristic;
+    // The agent's collected documents are ranked as classic ranks, without asking the model for a plan.
+    this.agent = new AgenticSearch(this.retrieval, new EntityNavigator(deps.orm), deps.languageModel, heuristic, deps.agenticBudget, deps.logger);
     this.legacyTier = new LegacySearch(this.retrieval, deps.languageModel);
   }
 
-  /** The query matched directly; hybrid documents are reranked when a rerank endpoint is configured. */
+  /** The query matched directly (semantic, keyword or hybrid). */
   async instant(principal: Principal, readableId: string, input: InstantSearchInput): Promise<SearchResultView[]> {
-    const { query, limit, offset, filter } = checkPage(input);
+    const request = checkPage(input);
     const scope = await this.retrieval.scope(principal, readableId);
-    const strategy = input.retrievalStrategy ?? 'hybrid';
-    if (strategy !== 'hybrid' || !this.deps.reranker) return this.retrieval.retrieve(scope, { text: query, strategy, filter, limit, offset });
-    const depth = rerankDepth(this.deps.reranker, offset + limit);
-    const ranked = await this.retrieval.retrieve(scope, { text: query, strategy, filter, limit: depth, offset: 0 });
-    return (await rerankResults(this.deps.reranker, query, ranked)).slice(offset, offset + limit);
+    return this.instantTier.run(scope, { ...request, strategy: input.retrievalStrategy ?? 'hybrid' });
   }
 
   /** A planner turns the question into queries and filters; each query runs; the lists are fused, then paged. */

@@ -48,11 +48,12 @@ const COUNTED_CHUNKS = 3;
 /**
  * Weight of a container's score (folders, directories, repositories, tables, feeds): the entities
  * that hold others. Their text is little more than their name, which keyword search matches twice
- * (name and text) and in a short text, so a name repeating the question's words outscores the
- * document that answers it. At this weight a container still comes first when the question names
- * it and nothing else matches, but ranks after documents matching a third as well.
+ * (name and text) and in a short text (BM25 favours short texts), and whose vector is the name's
+ * alone: a name repeating the question's words scores several times the document that answers it.
+ * At this weight a container ranks after documents matching a tenth as well: it stays findable by
+ * its name (first when nothing else matches) without pushing answering documents off the page.
  */
-export const CONTAINER_WEIGHT = 0.3;
+export const CONTAINER_WEIGHT = 0.1;
 const CONTAINER_TYPE = /(^|_)(folder|directory|dir|repository|repo|schema|table|feed|space|drive|bucket)$/i;
 
 /** Whether entities of this type hold other entities (the connectors' hierarchy nodes). */

@@ -1,5 +1,5 @@
 import type { ChatMessage, LanguageModel, TokenUsage, ToolCall } from '../../../platform/llm/language-model.js';
-import { expansionTerms } from '../classic/heuristic-planner.js';
+import { expansionTerms, withoutBoilerplate } from '../classic/heuristic-planner.js';
 import { AGENT_TOOLS, type AgentToolbox, type ToolOutcome } from './agent-tools.js';
 
 export interface AgentTurn {
@@ -49,26 +49,32 @@ export class LanguageModelPolicy implements AgentPolicy {
   }
 }
 
-/** Candidates one search step asks for, and how many of the best are read. */
+/** Candidates one search step asks for (at least; twice the results wanted, up to the search tool's 50), and how many of the best are read. */
 const SEARCH_DEPTH = 20;
 const READ_COUNT = 5;
 /** Results returned when the caller leaves the number to the agent (`limit: null`), as instant search's first page. */
-const DEFAULT_RESULTS = 10;
+export const DEFAULT_RESULTS = 10;
 
 /**
  * The built-in agent when no language model is configured: a fixed, explainable procedure over the
- * same tools — search, search again with terms learned from the first results (pseudo-relevance
- * feedback), read the best, collect the best `limit` (ten when the caller left it open), review,
- * return. It never returns fewer because scores fall off: a score gap says little about relevance.
+ * same tools — search (the question without its asking boilerplate), search again with terms learned
+ * from the first results (pseudo-relevance feedback), read the best, collect every candidate found,
+ * review, return. The loop then ranks the collected documents together and returns `limit` of them
+ * (ten when the caller left it open): never fewer because scores fall off, a score gap says little.
  */
 export class DeterministicPolicy implements AgentPolicy {
   private step = 0;
   private calls = 0;
+  private readonly query: string;
+  private readonly depth: number;
 
   constructor(
     private readonly task: AgentTask,
     private readonly toolbox: AgentToolbox,
-  ) {}
+  ) {
+    this.query = withoutBoilerplate(task.query) || task.query;
+    this.depth = Math.min(50, Math.max(SEARCH_DEPTH, 2 * (task.limit ?? DEFAULT_RESULTS)));
+  }
 
   async next(): Promise<AgentTurn> {
     const turn = this.plan();
@@ -82,18 +88,17 @@ export class DeterministicPolicy implements AgentPolicy {
     const ranked = [...this.toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore);
     switch (this.step++) {
       case 0:
-        return { why: `Searching the collection for "${this.task.query}".`, calls: [call('search', { query: this.task.query, limit: SEARCH_DEPTH })] };
+        return { why: `Searching the collection for "${this.query}".`, calls: [call('search', { query: this.query, limit: this.depth })] };
       case 1: {
-        const terms = expansionTerms(this.task.query, ranked.slice(0, READ_COUNT).map((r) => r.textualRepresentation));
-        if (terms.length > 0) return { why: `The first results often mention ${terms.join(', ')}; searching again with those terms to find documents worded differently.`, calls: [call('search', { query: `${this.task.query} ${terms.join(' ')}`, limit: SEARCH_DEPTH })] };
+        const terms = expansionTerms(this.query, ranked.slice(0, READ_COUNT).map((r) => r.textualRepresentation));
+        if (terms.length > 0) return { why: `The first results often mention ${terms.join(', ')}; searching again with those terms to find documents worded differently.`, calls: [call('search', { query: `${this.query} ${terms.join(' ')}`, limit: this.depth })] };
         return this.plan();
       }
       case 2:
         if (ranked.length === 0) return { why: 'Nothing matched; returning.', calls: [call('return_results_to_user', {})] };
         return { why: `Reading the ${Math.min(READ_COUNT, ranked.length)} best candidates.`, calls: [call('read', { entity_ids: ranked.slice(0, READ_COUNT).map((r) => r.entityId) })] };
       case 3: {
-        const chosen = ranked.slice(0, this.task.limit ?? DEFAULT_RESULTS);
-        return { why: `Collecting the ${chosen.length} best results.`, calls: [call('add_to_results', { entity_ids: chosen.map((r) => r.entityId) })] };
+        return { why: `Collecting the ${ranked.length} candidates found, to rank them together.`, calls: [call('add_to_results', { entity_ids: ranked.map((r) => r.entityId) })] };
       }
       case 4:
         return { why: 'Reviewing the collected results.', calls: [call('review_results', {})] };

@@ -2,24 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { LanguageModel, ToolCall } from '../../../platform/llm/language-model.js';
 import { LanguageModelError } from '../../../platform/llm/language-model.js';
 import type { Logger } from '../../../platform/logger.js';
-import type { Reranker } from '../../../platform/rerank/reranker.js';
 import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { EntityNavigator } from '../entity-navigator.js';
 import { withConditions } from '../filter-rules.js';
-import { rerankResults } from '../rerank-results.js';
+import type { ClassicSearch } from '../classic/classic-search.js';
 import type { Retrieval, SearchScope } from '../retrieval.js';
 import { distinctDocuments, type SearchResultView } from '../search-result.js';
 import { AGENT_TOOL_NAMES, type AgentEvent, type AgentToolName } from './agent-events.js';
-import { DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
+import { DEFAULT_RESULTS, DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
 import { AgentToolbox, type ToolOutcome } from './agent-tools.js';
 
 export interface AgenticBudget {
   maxIterations: number;
   timeoutMs: number;
 }
-
-/** Results returned when the agent collected nothing (or ran out of budget before collecting). */
-const FALLBACK_RESULTS = 10;
 
 /**
  * The agent loop: each iteration the policy (a language model, or the built-in procedure) picks
@@ -32,7 +28,8 @@ export class AgenticSearch {
     private readonly retrieval: Retrieval,
     private readonly navigator: EntityNavigator,
     private readonly languageModel: LanguageModel | null,
-    private readonly reranker: Reranker | null,
+    /** Ranks what the agent collected against the question (its fusion of queries, and the rerank endpoint when configured). */
+    private readonly ranking: ClassicSearch,
     private readonly budget: AgenticBudget,
     private readonly logger: Logger,
   ) {}
@@ -106,25 +103,23 @@ export class AgenticSearch {
   }
 
   /**
-   * The collected documents ranked against the question together (retrieval restricted to them, so
-   * scores are comparable; reranked when a rerank endpoint is configured), at most `limit`. Nothing
-   * collected: the best seen.
+   * The collected documents ranked against the question together, as classic search ranks (the
+   * heuristic plan's queries fused, reranked when a rerank endpoint is configured) but over them
+   * alone, so scores are comparable; at most `limit`. Nothing collected: the best seen.
    */
   private async finalResults(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, toolbox: AgentToolbox, signal: AbortSignal): Promise<SearchResultView[]> {
     const ids = [...toolbox.collected];
-    const limit = task.limit ?? (ids.length || FALLBACK_RESULTS);
+    // Left open, the model decides by what it collected; the built-in agent collects every candidate, and returns ten.
+    const limit = task.limit ?? (this.languageModel ? ids.length || DEFAULT_RESULTS : DEFAULT_RESULTS);
     if (ids.length === 0) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
-    const ranked = await this.retrieval.retrieve(scope, {
-      text: task.query,
-      strategy: 'hybrid',
-      filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }),
-      limit: Math.min(1000, ids.length),
-      offset: 0,
-    });
+    const { results: ranked } = await this.ranking.run(
+      scope,
+      { query: task.query, filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }), limit: Math.min(1000, ids.length), offset: 0 },
+      signal,
+    );
     const scored = new Set(ranked.map((result) => result.entityId));
     // Federated or unscored entities keep what the agent saw of them, after the scored ones.
     const unscored = ids.filter((id) => !scored.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));
-    const results = distinctDocuments([...ranked, ...unscored]);
-    return (await rerankResults(this.reranker, task.query, results, signal)).slice(0, limit);
+    return distinctDocuments([...ranked, ...unscored]).slice(0, limit);
   }
 }

@@ -16,7 +16,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * The planner used when no language model is configured. It reads explicit dates and source names
- * from the question into filters (removing those words from the query), and adds one variation by
+ * from the question into filters (removing those words from the query), drops the asking boilerplate
+ * ("how do I", "what should I know about") from the primary query, and adds one variation by
  * pseudo-relevance feedback: the terms that stand out in the top results of the query (the relevance
  * model of RM3), which brings in documents that use other words for the same thing. The variation
  * holds the expansion terms alone: classic fusion weighs it against the primary query, which is RM3's
@@ -33,13 +34,48 @@ export class HeuristicPlanner implements SearchPlanner {
         query = found.rest;
       }
     }
-    query = query.replace(/\s+/g, ' ').trim() || question.trim();
+    query = withoutBoilerplate(query.replace(/\s+/g, ' ').trim()) || question.trim();
     const filterGroups: FilterGroup[] = conditions.length ? [{ conditions }] : [];
     // The probe is the primary query's own run (same text, filters and strategy): no extra search.
     const expansion = expansionTerms(query, await context.probe(query, filterGroups), { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
     const variations = expansion.length > 0 ? [expansion.join(' ')] : [];
     return { primaryQuery: query, variations, filterGroups, strategy: 'hybrid', planner: 'heuristic' };
   }
+}
+
+/**
+ * The ways of asking that carry no topic, at the start of a question: "how do I", "what should I know
+ * about", "where do the docs cover", "tell me about", "is there a way to", "can you"… They match
+ * documents that happen to say "know", "docs" or "tell", not the ones about the topic.
+ */
+const BOILERPLATE = [
+  /^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?/i,
+  /^(?:please\s+)?(?:tell|show|teach)\s+me\s+(?:more\s+)?(?:about\s+)?/i,
+  /^(?:please\s+)?(?:explain|describe|summari[sz]e)\s+/i,
+  /^(?:what|which)\s+(?:should|do|must|would|can)\s+(?:i|we|you|one)\s+(?:need\s+to\s+)?(?:know|read|learn)\s+(?:about\s+)?/i,
+  /^(?:where|which\s+(?:page|section|document|file)s?)\s+(?:do|does|can|could|would|will)\s+(?:the\s+)?(?:docs?|documentation|manual|guides?|pages?|handbook)\s+(?:cover|describe|explain|discuss|mention|document|talk\s+about|say\s+about)\s+/i,
+  /^where\s+(?:can|do|could|should|would)\s+(?:i|we|you|one)\s+(?:find|read|learn|look\s+up)\s+(?:more\s+)?(?:about\s+)?/i,
+  /^(?:how|where|when|why)\s+(?:do|does|can|could|should|would|must|might)\s+(?:i|we|you|one)\s+(?:go\s+about\s+)?/i,
+  /^how\s+to\s+/i,
+  /^(?:is|are)\s+there\s+(?:a|any)\s+(?:way|ways|option|options)\s+to\s+/i,
+  /^i\s+(?:want|need|would\s+like|'d\s+like)\s+to\s+(?:know\s+(?:about\s+)?)?/i,
+  /^(?:what|who)\s+(?:is|are|was|were)\s+/i,
+];
+
+/** The question without its asking boilerplate and final punctuation (empty when nothing else is left). */
+export function withoutBoilerplate(question: string): string {
+  let rest = question.trim();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const pattern of BOILERPLATE) {
+      const next = rest.replace(pattern, '');
+      if (next !== rest && next.trim() !== '') {
+        rest = next.trim();
+        changed = true;
+      }
+    }
+  }
+  return rest.replace(/[?!.]+$/, '').trim();
 }
 
 /**

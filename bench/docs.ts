@@ -13,12 +13,15 @@
  * p50 latency of the REST call, then recall@10 by kind of question.
  *
  *   npm run bench:docs -- <directory | package> [more corpora…] [--split dev|test|both] [--tiers semantic,keyword,hybrid,classic,agentic]
- *                         [--limit 10] [--max-questions N] [--questions 300] [--per-file 3] [--seed 13]
+ *                         [--kinds faq,summary,heading,paraphrase,body] [--limit 10] [--max-questions N] [--questions 300] [--per-file 3] [--seed 13]
  *                         [--exclude GLOB …] [--print-questions] [--details FILE]
  *
+ * --kinds          the kinds of question asked (default all; see bench/docs/questions.ts): faq, summary and heading reuse the
+ *                  documents' words, paraphrase and body (WordNet synonyms, another template, sentences from inside sections) do not.
  * --limit          the `limit` of every search (default 10: the page a user sees).
- * --max-questions  at most N questions per split (the first N: a fast, stable subset for iterating).
- * --questions      questions generated per corpus, both splits (default 300); --per-file caps one file's share.
+ * --max-questions  at most N questions per split and kind (the first N: a fast, stable subset for iterating).
+ * --questions      faq, summary and heading questions generated per corpus, both splits (default 300); --per-file caps one
+ *                  file's share; each gets a paraphrase where WordNet finds one, and half as many body questions come on top.
  * --exclude        globs of paths (relative to the corpus directory) left out of the corpus.
  * --print-questions  prints the generated questions as JSON lines and stops (no service started).
  * --details FILE   writes one JSON line per question and tier: the question, its answer and the ranked documents.
@@ -32,13 +35,15 @@ import { parseArgs } from 'node:util';
 import { startTestServer } from '../test/support/harness.js';
 import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
 import { copyCorpus, resolveSource, structureOf } from './docs/corpus.js';
-import { makeQuestions, type Question, type Split } from './docs/questions.js';
+import { makeQuestions, QUESTION_KINDS, type Question, type QuestionKind, type Split } from './docs/questions.js';
+import { WordNet } from './docs/wordnet.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     split: { type: 'string', default: 'both' },
     tiers: { type: 'string', default: 'semantic,keyword,hybrid,classic,agentic' },
+    kinds: { type: 'string', default: QUESTION_KINDS.join(',') },
     limit: { type: 'string', default: '10' },
     'max-questions': { type: 'string' },
     questions: { type: 'string', default: '300' },
@@ -53,6 +58,8 @@ const TIERS = ['semantic', 'keyword', 'hybrid', 'classic', 'agentic'] as const;
 type Tier = (typeof TIERS)[number];
 const tiers = values.tiers!.split(',').map((name) => name.trim()).filter(Boolean) as Tier[];
 for (const tier of tiers) if (!TIERS.includes(tier)) throw new Error(`Unknown tier ${tier}: one of ${TIERS.join(', ')}`);
+const kinds = values.kinds!.split(',').map((name) => name.trim()).filter(Boolean) as QuestionKind[];
+for (const kind of kinds) if (!QUESTION_KINDS.includes(kind)) throw new Error(`Unknown kind ${kind}: one of ${QUESTION_KINDS.join(', ')}`);
 const splits: Split[] = values.split === 'both' ? ['dev', 'test'] : [values.split as Split];
 for (const split of splits) if (split !== 'dev' && split !== 'test') throw new Error(`--split is dev, test or both, not ${values.split}`);
 const limit = Number(values.limit);
@@ -92,8 +99,8 @@ function row(tier: string, questions: Question[], answers: Answer[]): string {
   const distinct = mean(answers.map((answer) => answer.distinctInTen));
   const repeated = answers.filter((answer) => answer.repeated).length;
   const results = mean(answers.map((answer) => answer.results));
-  // Recall@10 of each kind of question: summaries (paraphrase-like) and headings (literal) behave differently.
-  const byKind = (['faq', 'summary', 'heading'] as const)
+  // Recall@10 of each kind of question: the documents' own words (faq, summary, heading) and the harder paraphrase and body behave differently.
+  const byKind = kinds
     .map((kind) => [kind, ranks.filter((_, i) => questions[i]!.kind === kind)] as const)
     .filter(([, kindRanks]) => kindRanks.length > 0)
     .map(([kind, kindRanks]) => `${kind} ${mean(kindRanks.map((rank) => (rank >= 0 ? 1 : 0))).toFixed(2)}`);
@@ -101,6 +108,7 @@ function row(tier: string, questions: Question[], answers: Answer[]): string {
 }
 
 const seed = Number(values.seed);
+const wordnet = kinds.includes('paraphrase') || kinds.includes('body') ? new WordNet() : undefined;
 const root = mkdtempSync(path.join(tmpdir(), 'catchment-bench-docs-'));
 const details: string[] = [];
 try {
@@ -109,14 +117,18 @@ try {
     const directory = resolveSource(source);
     const folder = path.join(root, `corpus-${index}`);
     const files = copyCorpus(directory, folder, values.exclude);
-    const questions = makeQuestions(files.map(structureOf), { seed, perFile: Number(values['per-file']), total: Number(values.questions) });
+    const questions = makeQuestions(files.map(structureOf), { seed, perFile: Number(values['per-file']), total: Number(values.questions), wordnet }).filter((question) =>
+      kinds.includes(question.kind),
+    );
     if (values['print-questions']) {
       for (const question of questions) console.log(JSON.stringify(question));
       continue;
     }
-    const bySplit = new Map(splits.map((split) => [split, questions.filter((question) => question.split === split).slice(0, maxQuestions)]));
-    const kinds = (['faq', 'summary', 'heading'] as const).map((kind) => `${questions.filter((question) => question.kind === kind).length} ${kind}`).join(', ');
-    console.log(`\n${source} (${directory}): ${files.length} files; ${questions.length} questions (${kinds}); ${splits.map((split) => `${bySplit.get(split)!.length} ${split}`).join(', ')} asked`);
+    const bySplit = new Map(
+      splits.map((split) => [split, kinds.flatMap((kind) => questions.filter((question) => question.split === split && question.kind === kind).slice(0, maxQuestions))]),
+    );
+    const counts = kinds.map((kind) => `${questions.filter((question) => question.kind === kind).length} ${kind}`).join(', ');
+    console.log(`\n${source} (${directory}): ${files.length} files; ${questions.length} questions (${counts}); ${splits.map((split) => `${bySplit.get(split)!.length} ${split}`).join(', ')} asked`);
 
     const dataDir = path.join(root, `data-${index}`);
     const apiKey = `ck_bench_docs_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;

@@ -92,13 +92,25 @@ export function copyCorpus(source: string, target: string, exclude: string[] = [
   return files;
 }
 
-/** What a file says about itself: its title, its section headings and, for man-page style pages, the one-line summary of its NAME. */
+/**
+ * What a file says about itself: its title, its section headings, for man-page style pages the one-line
+ * summary of its NAME, and the sentences of its prose that are not the first of their section.
+ */
 export interface Structure {
   id: string;
   title: string;
   headings: string[];
   summary: string | null;
+  /** Prose sentences from the middle of sections (each section's first sentence left out), in order. */
+  sentences: string[];
 }
+
+/** The sentences of one section's paragraphs, its first left out (it usually restates the heading). */
+const middleSentences = (paragraphs: string[]) =>
+  paragraphs
+    .flatMap((paragraph) => paragraph.replace(/\s+/g, ' ').trim().split(/(?<=[a-z)][.!?])\s+(?=[A-Z])/))
+    .slice(1)
+    .filter(Boolean);
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“' };
 const decode = (html: string) =>
@@ -121,13 +133,14 @@ function htmlStructure(file: CorpusFile): Structure {
   const html = file.text;
   const title = textOf(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '');
   const headings = [...html.matchAll(/<h([1-6])\b[^>]*>([\s\S]*?)<\/h\1>/gi)].map((match) => textOf(match[2]!)).filter(Boolean);
+  const sections = html.split(/<h[1-6]\b/i).map((section) => [...section.matchAll(/<p\b[^>]*>([\s\S]*?)<\/p>/gi)].map((match) => textOf(match[1]!)));
   // The summary is one of the first paragraphs (PostgreSQL's refnamediv, a NAME section of a man page in HTML).
   let summary: string | null = null;
   for (const match of [...html.matchAll(/<p\b[^>]*>([\s\S]*?)<\/p>/gi)].slice(0, 4)) {
     summary = summaryOf(textOf(match[1]!), `${title} ${headings.slice(0, 3).join(' ')}`, file.id);
     if (summary) break;
   }
-  return { id: file.id, title, headings, summary };
+  return { id: file.id, title, headings, summary, sentences: sections.flatMap(middleSentences) };
 }
 
 const UNDERLINE = /^([=\-~^"'`#*+])\1{2,}\s*$/;
@@ -138,6 +151,19 @@ function textStructure(file: CorpusFile): Structure {
   let fenced = false;
   let summary: string | null = null;
   let afterName = false;
+  // Paragraphs of the current section: runs of unindented prose lines (indented lines are code or examples).
+  const sentences: string[] = [];
+  let paragraphs: string[] = [];
+  let paragraph: string[] = [];
+  const endParagraph = () => {
+    if (paragraph.length) paragraphs.push(paragraph.join(' '));
+    paragraph = [];
+  };
+  const endSection = () => {
+    endParagraph();
+    sentences.push(...middleSentences(paragraphs));
+    paragraphs = [];
+  };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
@@ -150,6 +176,7 @@ function textStructure(file: CorpusFile): Structure {
       i++;
     }
     if (heading !== null) {
+      endSection();
       headings.push(heading.replace(/\[\[[^\]]*\]\]|[*_`]/g, '').trim());
       afterName = /^name$/i.test(heading.trim());
       continue;
@@ -158,9 +185,12 @@ function textStructure(file: CorpusFile): Structure {
       summary = summaryOf(line, headings[0] ?? '', file.id);
       afterName = false;
     }
+    if (/^[A-Za-z]/.test(line) && !UNDERLINE.test(line)) paragraph.push(line.trim());
+    else endParagraph();
   }
+  endSection();
   const frontTitle = /^---\s*\n[\s\S]*?^title:\s*["']?(.+?)["']?\s*$/m.exec(file.text)?.[1];
-  return { id: file.id, title: frontTitle ?? headings[0] ?? '', headings, summary };
+  return { id: file.id, title: frontTitle ?? headings[0] ?? '', headings, summary, sentences };
 }
 
 export const structureOf = (file: CorpusFile): Structure => (file.format === 'html' ? htmlStructure(file) : textStructure(file));

@@ -20,7 +20,7 @@ const asFilter = (filter: unknown) => filter as FilterGroup[] | null | undefined
 
 @Resolver()
 export class SearchResolver {
-  @Query(() => SearchResponse, { description: 'Instant search: the query embedded and matched directly (semantic, keyword or hybrid).' })
+  @Query(() => SearchResponse, { description: 'Instant search: the query embedded and matched directly (semantic, keyword or hybrid); one result per document, hybrid reranked when a rerank endpoint is configured.' })
   @UseMiddleware(Guard(member))
   async searchInstant(@Ctx() ctx: GraphQLContext, @Arg('readableId') readableId: string, @Arg('input', () => InstantSearchInput) input: InstantSearchInput): Promise<SearchResponse> {
     const results = await ctx.services.search.instant(principalOf(ctx), readableId, { ...input, filter: asFilter(input.filter) });
@@ -28,7 +28,7 @@ export class SearchResolver {
   }
 
   @Query(() => ClassicSearchResponse, {
-    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused per document on their normalized scores (variations weigh less than the primary query) and paged. A planner failure falls back to instant search.',
+    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused per document on their normalized scores (variations weigh less than the primary query, whose best document stays first), reranked when a rerank endpoint is configured, and paged over documents. A planner failure falls back to instant search.',
   })
   @UseMiddleware(Guard(member))
   async searchClassic(@Ctx() ctx: GraphQLContext, @Arg('readableId') readableId: string, @Arg('input', () => ClassicSearchInput) input: ClassicSearchInput): Promise<ClassicSearchResponse> {

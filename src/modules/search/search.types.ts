@@ -43,7 +43,7 @@ export class SearchBreadcrumb {
 export class ServiceSystemMetadata {
   @Field() sourceName!: string;
   @Field() entityType!: string;
-  @Field(() => Int) chunkIndex!: number;
+  @Field(() => Int, { description: 'Index of the chunk shown as textualRepresentation (0 for federated results).' }) chunkIndex!: number;
   @Field() originalEntityId!: string;
   @Field(() => String, { nullable: true, description: 'Null for federated results.' }) syncId!: string | null;
   @Field(() => String, { nullable: true, description: 'Null for federated results.' }) syncJobId!: string | null;
@@ -55,15 +55,15 @@ export class SearchAccess {
   @Field(() => Boolean, { nullable: true }) isPublic!: boolean | null;
 }
 
-@ObjectType({ description: 'One search hit: a chunk of an entity, with its hierarchy and system metadata.' })
+@ObjectType({ description: 'One document (entity), with its hierarchy and system metadata: a response holds each document at most once, shown by its best-matching chunk.' })
 export class SearchResult {
   @Field() entityId!: string;
   @Field() name!: string;
-  @Field(() => Float) relevanceScore!: number;
+  @Field(() => Float, { description: "The document's own score (its best chunk plus a decaying share of its next ones; containers count a tenth); it orders the results." }) relevanceScore!: number;
   @Field(() => [SearchBreadcrumb]) breadcrumbs!: SearchBreadcrumb[];
   @Field(() => Date, { nullable: true }) createdAt!: Date | null;
   @Field(() => Date, { nullable: true }) updatedAt!: Date | null;
-  @Field() textualRepresentation!: string;
+  @Field({ description: "The document's best-matching chunk (a prose chunk inside a section starts with its heading path)." }) textualRepresentation!: string;
   @Field(() => ServiceSystemMetadata) serviceSystemMetadata!: ServiceSystemMetadata;
   @Field(() => SearchAccess) access!: SearchAccess;
   @Field() webUrl!: string;
@@ -71,7 +71,7 @@ export class SearchResult {
   @Field(() => GraphQLJSONObject) rawSourceFields!: Record<string, unknown>;
 }
 
-@ObjectType({ description: 'Results ordered by relevance.' })
+@ObjectType({ description: 'Documents ordered by relevance, each at most once; offset pages over documents.' })
 export class SearchResponse {
   @Field(() => [SearchResult]) results!: SearchResult[];
 }

@@ -64,6 +64,8 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** Redis prefix to share with another server (several processes of one deployment). */
   redisPrefix?: string;
+  /** Another Redis than this machine's (servers deployment), e.g. one the test kills and restarts. */
+  redisUrl?: string;
   dataDir?: string;
   roles?: Roles;
 }
@@ -107,7 +109,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         CATCHMENT_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
         CATCHMENT_BOOTSTRAP_API_KEY: bootstrapKey,
         ...(options.deployment === 'servers'
-          ? { DATABASE_URL: databaseUrl!, REDIS_URL: REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, CATCHMENT_REDIS_PREFIX: redisPrefix }
+          ? { DATABASE_URL: databaseUrl!, REDIS_URL: options.redisUrl ?? REDIS_URL, CATCHMENT_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, CATCHMENT_REDIS_PREFIX: redisPrefix }
           : {}),
         ...options.env,
       },

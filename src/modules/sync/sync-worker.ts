@@ -33,7 +33,9 @@ export interface SyncWorkerOptions {
 
 /**
  * The worker role for syncs: runs queued jobs through the pipeline with a heartbeat and an abort
- * signal, starts scheduled runs, and cleans up after dead workers.
+ * signal, starts scheduled runs, cleans up after dead workers, and queues again the waiting jobs
+ * the queue lost. Only the database decides a job's fate: a failed progress event, heartbeat or
+ * queue call (Redis down) is logged, never a reason to fail the sync.
  */
 export class SyncWorker {
   private readonly running = new Map<string, AbortController>();
@@ -74,12 +76,12 @@ export class SyncWorker {
     });
     this.deps.queue.process<CleanupRequest>(CLEANUP_QUEUE, 1, (request) => this.cleanup(request));
     // Jobs queued in memory before a restart are lost with it: queue the waiting ones again.
-    const waiting = await this.deps.orm.em.fork().find(SyncJob, { status: { $in: ['PENDING', 'CANCELLING'] } }, { fields: ['id'] });
-    for (const job of waiting) await this.deps.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
+    await this.queueWaiting();
     const tick = () => {
       if (this.ticking) return; // the previous look is still going
       this.ticking = Promise.all([
         this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed')),
+        this.queueWaiting(new Date(Date.now() - this.options.tickSeconds * 1000)).catch((error) => this.deps.logger.error({ err: error }, 'sync reconciler failed')),
         this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed')),
       ]).finally(() => {
         this.ticking = null;
@@ -97,6 +99,22 @@ export class SyncWorker {
     await this.cancelSubscription?.return?.();
     for (const controller of this.running.values()) controller.abort(new Error('Worker shutting down'));
     await Promise.allSettled([...this.settling, this.ticking]);
+  }
+
+  /**
+   * The reconciler: the database, not the queue, says which jobs wait. Queues every job waiting to
+   * start (PENDING, or CANCELLING before any worker took it), created before `createdBefore` when
+   * given. A queue entry can be missing: an enqueue that failed, a Redis restarted without
+   * persistence, an in-process queue gone with its process. Queuing is by job id, so a job still
+   * queued or running is not queued twice, and a job delivered twice starts once (`runJob`).
+   */
+  async queueWaiting(createdBefore?: Date): Promise<void> {
+    const waiting = await this.deps.orm.em.fork().find(
+      SyncJob,
+      { $or: [{ status: 'PENDING' }, { status: 'CANCELLING', startedAt: null }], ...(createdBefore ? { createdAt: { $lt: createdBefore } } : {}) },
+      { fields: ['id'], orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    for (const job of waiting) await this.deps.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
   }
 
   /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */

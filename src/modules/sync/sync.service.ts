@@ -79,7 +79,9 @@ export class SyncService {
     }
     const { job, event } = created;
     await this.publish(event, job);
-    await this.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
+    // The job is committed, so the run was accepted whatever the queue says: one that cannot take
+    // the job now (Redis down, a queue closing) gets it again from the worker's reconciler.
+    await this.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id }).catch(() => {});
     return jobView(job);
   }
 

@@ -59,7 +59,7 @@ export class SearchAccess {
 export class SearchResult {
   @Field() entityId!: string;
   @Field() name!: string;
-  @Field(() => Float, { description: "The document's own score (its best chunk plus a decaying share of its next ones; containers count a tenth); it orders the results." }) relevanceScore!: number;
+  @Field(() => Float, { description: "The document's own score (its best chunk's; containers count a tenth); it orders the results." }) relevanceScore!: number;
   @Field(() => [SearchBreadcrumb]) breadcrumbs!: SearchBreadcrumb[];
   @Field(() => Date, { nullable: true }) createdAt!: Date | null;
   @Field(() => Date, { nullable: true }) updatedAt!: Date | null;

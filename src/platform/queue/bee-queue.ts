@@ -35,8 +35,8 @@ class ScriptReloadingBeeQueue extends BeeQueue {
   }
 }
 
-/** A job `add` could not hand to Redis; it waits in this process until Redis answers again. */
-interface ParkedJob {
+/** A job on its way to Redis (parked in this process while Redis does not answer). */
+interface OutgoingJob {
   kind: string;
   payload: unknown;
   options: JobOptions;
@@ -65,7 +65,7 @@ export interface BeeJobQueueOptions {
  */
 export class BeeJobQueue implements JobQueue {
   private readonly queues = new Map<string, ScriptReloadingBeeQueue>();
-  private readonly parked: ParkedJob[] = [];
+  private readonly parked: OutgoingJob[] = [];
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -119,7 +119,7 @@ export class BeeJobQueue implements JobQueue {
    * Hands a job to Redis: fails at once when the client knows Redis is down, and after
    * `addTimeoutMs` when the queue cannot connect or Redis does not answer.
    */
-  private async save({ kind, payload, options }: ParkedJob): Promise<void> {
+  private async save({ kind, payload, options }: OutgoingJob): Promise<void> {
     const queue = this.queue(kind, false);
     // A queue opened while Redis is down connects once it is up; nothing is sent before.
     await this.withinAddTimeout(queue.ready());
@@ -141,7 +141,7 @@ export class BeeJobQueue implements JobQueue {
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 
-  private park(job: ParkedJob, reason?: Error): void {
+  private park(job: OutgoingJob, reason?: Error): void {
     this.parked.push(job);
     if (this.parked.length === 1) this.options.logger?.warn({ err: reason, kind: job.kind }, 'job queue: Redis is unreachable, jobs wait in memory until it answers');
     this.retryTimer ??= setTimeout(() => void this.sendParked(), this.options.retryParkedMs ?? 1000);

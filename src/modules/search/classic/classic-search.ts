@@ -58,7 +58,7 @@ export class ClassicSearch {
       results.catch(() => runs.get(key) === results && runs.delete(key));
       return results;
     };
-    const probe = async (text: string, planFilter: FilterGroup[] = []) => (await run(text, 'hybrid', planFilter)).map((r) => r.textualRepresentation);
+    const probe = async (text: string, planFilter: FilterGroup[] = []) => (await run(text, 'hybrid', planFilter)).map((r) => ({ text: r.textualRepresentation, updatedAt: r.updatedAt }));
     const plan = await this.plan(scope, query, probe, signal);
     let planFilter = plan.filterGroups;
     let primary = run(plan.primaryQuery, plan.strategy, planFilter);

@@ -1,11 +1,11 @@
 import { describe, expect, test } from '@jest/globals';
-import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
+import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { Retrieval, RetrieveRequest, SearchScope } from '../retrieval.js';
 import type { SearchResultView } from '../search-result.js';
 import { ClassicSearch } from './classic-search.js';
-import { HeuristicPlanner, expansionTerms } from './heuristic-planner.js';
+import { HeuristicPlanner, dateFilterHolds, expansionTerms } from './heuristic-planner.js';
 import { fuseByScore } from './score-fusion.js';
-import type { PlanningContext } from './search-plan.js';
+import type { PlanningContext, ProbedDocument } from './search-plan.js';
 
 function hit(entityId: string, score: number, chunkIndex = 0, text = `${entityId} chunk ${chunkIndex}`): SearchResultView {
   return {
@@ -104,33 +104,67 @@ describe('heuristic planner', () => {
     expect(expansionTerms('platypus sighting', feedback, { documents: 1 })).toEqual([]);
   });
 
-  test('the variation is the feedback terms; the probe runs the primary query with the filters read from the question', async () => {
+  /** Feedback documents dated across 2023–2025 (one per year, in turn). */
+  const dated = (years = [2023, 2024, 2025]) => feedback.map((text, i) => ({ text, updatedAt: new Date(Date.UTC(years[i % years.length]!, 5, 1)) }));
+  const planning = (documents: () => ProbedDocument[]) => {
     const probes: [string, FilterGroup[] | undefined][] = [];
     const context: PlanningContext = {
       sourceNames: ['local_folder'],
       now: new Date('2026-06-15T00:00:00Z'),
       probe: async (text, filterGroups) => {
         probes.push([text, filterGroups]);
-        return feedback;
+        return documents();
       },
     };
+    return { context, probes };
+  };
+  const sourceGroup = { field: 'service_system_metadata.source_name', operator: 'equals', value: 'local_folder' };
+
+  test('the variation is the feedback terms; the probe runs the primary query with the filters read from the question', async () => {
+    const { context, probes } = planning(() => dated());
     const plan = await new HeuristicPlanner().plan('platypus sighting since 2024 from local_folder', context);
-    const filterGroups = [
-      {
-        conditions: [
-          { field: 'updated_at', operator: 'greater_than_or_equal', value: '2024-01-01T00:00:00.000Z' },
-          { field: 'service_system_metadata.source_name', operator: 'equals', value: 'local_folder' },
-        ],
-      },
-    ];
+    const filterGroups = [{ conditions: [sourceGroup, { field: 'updated_at', operator: 'greater_than_or_equal', value: '2024-01-01T00:00:00.000Z' }] }];
     expect(plan).toMatchObject({ primaryQuery: 'platypus sighting', strategy: 'hybrid', planner: 'heuristic', filterGroups });
-    expect(probes).toEqual([['platypus sighting', filterGroups]]);
+    // First the question's own candidates (is the date filter meaningful on them?), then the primary query's run.
+    expect(probes).toEqual([
+      ['platypus sighting since 2024', [{ conditions: [sourceGroup] }]],
+      ['platypus sighting', filterGroups],
+    ]);
     expect(plan.variations).toHaveLength(1);
     expect(plan.variations[0]!.split(' ')).toEqual(expect.arrayContaining(['monotreme', 'mammal']));
     expect(plan.variations[0]).not.toMatch(/platypus/);
     // No feedback, no variation.
     const bare = await new HeuristicPlanner().plan('platypus', { ...context, probe: async () => [] });
     expect(bare.variations).toEqual([]);
+  });
+
+  test('a date filter is dropped, its words kept in the query, when the documents’ dates are one copy’s time or the filter keeps none', async () => {
+    // Every file copied within the same minute: their date is the copy's, not the content's.
+    const copied = feedback.map((text, i) => ({ text, updatedAt: new Date(Date.UTC(2026, 5, 14, 10, 0, i)) }));
+    const sameCopy = await new HeuristicPlanner().plan('which release added switch and restore in 2019', planning(() => copied).context);
+    expect(sameCopy).toMatchObject({ primaryQuery: 'which release added switch and restore in 2019', filterGroups: [] });
+    // Dates that spread, but none before 2020: the filter would empty the results.
+    const before = await new HeuristicPlanner().plan('platypus sighting before 2020', planning(() => dated()).context);
+    expect(before).toMatchObject({ primaryQuery: 'platypus sighting before 2020', filterGroups: [] });
+    // No dates at all (a source without them): nothing to filter on.
+    const undated = await new HeuristicPlanner().plan('platypus sighting since 2024', planning(() => feedback.map((text) => ({ text, updatedAt: null }))).context);
+    expect(undated).toMatchObject({ primaryQuery: 'platypus sighting since 2024', filterGroups: [] });
+    // Dates that spread and a filter that keeps some: applied, its words gone from the query.
+    const held = await new HeuristicPlanner().plan('platypus sighting in 2024', planning(() => dated()).context);
+    expect(held.primaryQuery).toBe('platypus sighting');
+    expect(held.filterGroups).toEqual([{ conditions: [
+      { field: 'updated_at', operator: 'greater_than_or_equal', value: '2024-01-01T00:00:00.000Z' },
+      { field: 'updated_at', operator: 'less_than', value: '2025-01-01T00:00:00.000Z' },
+    ] }]);
+  });
+
+  test('dateFilterHolds: dates spread over more than a day, and the filter keeps one of them', () => {
+    const since: FilterCondition[] = [{ field: 'updated_at', operator: 'greater_than_or_equal', value: '2024-01-01T00:00:00.000Z' }];
+    const at = (...isos: string[]) => isos.map((iso) => ({ text: '', updatedAt: new Date(iso) }));
+    expect(dateFilterHolds(since, at('2023-03-01T00:00:00Z', '2024-03-01T00:00:00Z'))).toBe(true);
+    expect(dateFilterHolds(since, at('2024-03-01T00:00:00Z', '2024-03-01T20:00:00Z'))).toBe(false);
+    expect(dateFilterHolds(since, at('2022-03-01T00:00:00Z', '2023-03-01T00:00:00Z'))).toBe(false);
+    expect(dateFilterHolds(since, at('2024-03-01T00:00:00Z'))).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 import { tokenize } from '../../../platform/embeddings/word-vector-core.js';
 import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vector-index.js';
-import type { PlanningContext, SearchPlan, SearchPlanner } from './search-plan.js';
+import type { PlanningContext, ProbedDocument, SearchPlan, SearchPlanner } from './search-plan.js';
 
 /**
  * Feedback documents and expansion terms of the pseudo-relevance feedback variation. SciFact train,
@@ -16,7 +16,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * The planner used when no language model is configured. It reads explicit dates and source names
- * from the question into filters (removing those words from the query), drops the asking boilerplate
+ * from the question into filters (removing those words from the query; a date only when the
+ * documents' dates can answer it, see dateFilterHolds), drops the asking boilerplate
  * ("how do I", "what should I know about") from the primary query, and adds one variation by
  * pseudo-relevance feedback: the terms that stand out in the top results of the query (the relevance
  * model of RM3), which brings in documents that use other words for the same thing. The variation
@@ -25,21 +26,55 @@ const DAY_MS = 86_400_000;
  */
 export class HeuristicPlanner implements SearchPlanner {
   async plan(question: string, context: PlanningContext): Promise<SearchPlan> {
-    const conditions: FilterCondition[] = [];
-    let query = question;
-    for (const reader of [readDateRange, readSource]) {
-      const found = reader(query, context);
-      if (found) {
-        conditions.push(...found.conditions);
-        query = found.rest;
-      }
+    const source = readSource(question, context);
+    const undated = source ? source.rest : question;
+    const conditions: FilterCondition[] = source ? [...source.conditions] : [];
+    let query = undated;
+    const date = readDateRange(undated, context);
+    // A date read from the question filters only when the collection's dates can answer it; otherwise its words stay in the query.
+    if (date && dateFilterHolds(date.conditions, await context.probe(primaryOf(undated), conditions.length ? [{ conditions: [...conditions] }] : []))) {
+      conditions.push(...date.conditions);
+      query = date.rest;
     }
-    query = withoutBoilerplate(query.replace(/\s+/g, ' ').trim()) || question.trim();
+    query = primaryOf(query) || question.trim();
     const filterGroups: FilterGroup[] = conditions.length ? [{ conditions }] : [];
     // The probe is the primary query's own run (same text, filters and strategy): no extra search.
-    const expansion = expansionTerms(query, await context.probe(query, filterGroups), { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
+    const feedback = (await context.probe(query, filterGroups)).map((document) => document.text);
+    const expansion = expansionTerms(query, feedback, { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
     const variations = expansion.length > 0 ? [expansion.join(' ')] : [];
     return { primaryQuery: query, variations, filterGroups, strategy: 'hybrid', planner: 'heuristic' };
+  }
+}
+
+const primaryOf = (text: string) => withoutBoilerplate(text.replace(/\s+/g, ' ').trim());
+
+/**
+ * Least spread of the candidates' dates for a date filter to mean anything: documents whose dates all
+ * fall within a day were most likely written by one copy or import (files copied, a dump restored),
+ * and their dates say when that happened, not when the content was written.
+ */
+const MEANINGFUL_DATE_SPREAD_MS = DAY_MS;
+
+/**
+ * Whether a date filter read from the question holds on the documents the question finds without it
+ * (`candidates`, best first): their dates must spread over more than a day, and the filter must keep
+ * at least one of them. Otherwise the filter would empty the results or select by copy time.
+ */
+export function dateFilterHolds(conditions: FilterCondition[], candidates: ProbedDocument[]): boolean {
+  const dates = candidates.flatMap(({ updatedAt }) => (updatedAt ? [updatedAt.getTime()] : []));
+  if (dates.length < 2 || Math.max(...dates) - Math.min(...dates) < MEANINGFUL_DATE_SPREAD_MS) return false;
+  return dates.some((time) => conditions.every((condition) => holds(condition, time)));
+}
+
+/** A date condition of readDateRange (updated_at against an ISO instant) on one document's time. */
+function holds({ operator, value }: FilterCondition, time: number): boolean {
+  const bound = Date.parse(String(value));
+  switch (operator) {
+    case 'greater_than_or_equal': return time >= bound;
+    case 'greater_than': return time > bound;
+    case 'less_than': return time < bound;
+    case 'less_than_or_equal': return time <= bound;
+    default: return true;
   }
 }
 

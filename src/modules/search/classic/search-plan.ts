@@ -19,12 +19,18 @@ export interface PlanningContext {
   sourceNames: string[];
   now: Date;
   /**
-   * The texts of a query's top documents, best first, one per document (its best chunk), for
-   * pseudo-relevance feedback. The query runs as a hybrid search with the caller's filter and
+   * A query's top documents, best first, one per document (its best chunk's text and its date), for
+   * pseudo-relevance feedback and to check that a date read from the question can filter them. The query runs as a hybrid search with the caller's filter and
    * `filterGroups`, the way classic search runs a plan's primary query: a plan whose primary query is
    * the probed one reuses that run instead of searching again.
    */
-  probe(text: string, filterGroups?: FilterGroup[]): Promise<string[]>;
+  probe(text: string, filterGroups?: FilterGroup[]): Promise<ProbedDocument[]>;
+}
+
+/** One of a probe's documents: its best chunk's text and its date. */
+export interface ProbedDocument {
+  text: string;
+  updatedAt: Date | null;
 }
 
 export interface SearchPlanner {

@@ -31,6 +31,7 @@ import { closeServer, createHttpApp } from './http/server.js';
 import { AuthService } from './modules/organizations/auth.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { CollectionService } from './modules/collections/collection.service.js';
+import { protectDataDirectory } from './platform/data-directory.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import type { Logger } from './platform/logger.js';
 import { EventBus } from './platform/events/event-bus.js';
@@ -66,6 +67,8 @@ export interface Core {
 }
 
 export async function openCore(config: Config, logger: Logger, options: { migrate: boolean; joinRunningServer: boolean }): Promise<Core> {
+  // Before anything is created: the database, raw data, index and key are for this user only.
+  protectDataDirectory(config.dataDir, logger);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

@@ -13,7 +13,7 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<void>;
 }
 
-/** Files under a directory; keys are relative paths with `/` separators. Writes are atomic. */
+/** Files under a directory; keys are relative paths with `/` separators. Writes are atomic, and owner-only whatever the umask. */
 export class FileBlobStore implements BlobStore {
   /** Directories known to exist: a sync writes thousands of blobs into a few directories. */
   private readonly directories = new Set<string>();
@@ -30,11 +30,11 @@ export class FileBlobStore implements BlobStore {
     const file = this.resolve(key);
     const directory = path.dirname(file);
     if (!this.directories.has(directory)) {
-      await mkdir(directory, { recursive: true });
+      await mkdir(directory, { recursive: true, mode: 0o700 });
       this.directories.add(directory);
     }
     const temporary = `${file}.${randomUUID()}.tmp`;
-    await writeFile(temporary, bytes);
+    await writeFile(temporary, bytes, { mode: 0o600 });
     await rename(temporary, file);
   }
 

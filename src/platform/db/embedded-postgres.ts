@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -63,6 +64,8 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
     const db = await PGlite.create(path.join(dataDir, 'pglite'));
+    // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
+    tightenTree(path.join(dataDir, 'pglite'));
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
     const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 32 });

@@ -32,6 +32,7 @@ const AGENT_EVENT_FIELDS = `
     ... on AgentStartedEvent { type requestId tier collectionReadableId query thinking filter limit }
     ... on AgentThinkingEvent { type thinking text durationMs diagnostics { iteration promptTokens completionTokens } }
     ... on AgentToolCallEvent { type toolName durationMs diagnostics { iteration toolCallId arguments stats } }
+    ... on AgentRerankingEvent { type durationMs diagnostics { inputCount outputCount model topRelevanceScore bottomRelevanceScore } }
     ... on AgentDoneEvent {
       type durationMs results { ...ResultFields }
       diagnostics { totalIterations allSeenEntityIds allReadEntityIds allCollectedEntityIds maxIterationsHit promptTokens completionTokens }

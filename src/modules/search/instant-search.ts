@@ -26,6 +26,6 @@ export class InstantSearch {
   async run(scope: SearchScope, { query, strategy, filter, limit, offset }: InstantRequest, signal?: AbortSignal): Promise<SearchResultView[]> {
     if (strategy !== 'hybrid' || !this.reranker) return this.retrieval.retrieve(scope, { text: query, strategy, filter, limit, offset }, signal);
     const ranked = await this.retrieval.retrieve(scope, { text: query, strategy, filter, limit: rerankDepth(this.reranker, offset + limit), offset: 0 }, signal);
-    return (await rerankResults(this.reranker, query, ranked, signal)).slice(offset, offset + limit);
+    return (await rerankResults(this.reranker, query, ranked, signal)).results.slice(offset, offset + limit);
   }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { HttpReranker } from '../../platform/rerank/http-reranker.js';
 import { sharedWordCount, startFakeRerankServer, type FakeRerankServer } from '../../../test/support/fake-rerank-server.js';
+import type { AgentEvent } from './agentic/agent-events.js';
 import { AgenticSearch } from './agentic/agentic-search.js';
 import { ClassicSearch } from './classic/classic-search.js';
 import { HeuristicPlanner } from './classic/heuristic-planner.js';
@@ -42,8 +43,8 @@ function withReranker(timeoutMs = 2000) {
   return {
     instant: (limit = 10, offset = 0) => new InstantSearch(tiers.retrieval, reranker).run(scope, { query: QUERY, strategy: 'hybrid', filter: [], limit, offset }),
     classic: async () => (await classic.run(scope, { query: QUERY, filter: [], limit: 10, offset: 0 })).results,
-    agentic: () =>
-      new AgenticSearch(tiers.retrieval, null as never, null, classic, { maxIterations: 12, timeoutMs: 10_000 }, quietLogger).run(scope, { query: QUERY, limit: null, thinking: false, filter: [] }, () => undefined, new AbortController().signal),
+    agentic: (emit: (event: AgentEvent) => void = () => undefined) =>
+      new AgenticSearch(tiers.retrieval, null as never, null, classic, { maxIterations: 12, timeoutMs: 10_000 }, quietLogger).run(scope, { query: QUERY, limit: null, thinking: false, filter: [] }, emit, new AbortController().signal),
   };
 }
 const unreranked = {
@@ -86,6 +87,33 @@ describe('rerank endpoint on hybrid, classic and agentic results', () => {
       const results = await reranked[tier]();
       expect(Date.now() - started).toBeLessThan(3000);
       expect([tier, ids(results)]).toEqual([tier, ids(await unreranked[tier]())]);
+    }
+    server.mode = 'ok';
+  });
+
+  test('the agentic stream reports a reranking event before done when the endpoint reordered the results, none when it failed', async () => {
+    const events = async () => {
+      const seen: AgentEvent[] = [];
+      await withReranker(200).agentic((event) => seen.push(event));
+      return seen;
+    };
+    server.mode = 'ok';
+    const ok = await events();
+    const types = ok.map((event) => event.type);
+    expect(types.indexOf('reranking')).toBe(types.length - 2);
+    expect(types.at(-1)).toBe('done');
+    const reranking = ok.find((event) => event.type === 'reranking')!;
+    const done = ok.at(-1) as Extract<AgentEvent, { type: 'done' }>;
+    // The four documents were collected and all went to the endpoint; its scores are how many query words each holds.
+    expect(reranking).toMatchObject({ type: 'reranking', diagnostics: { inputCount: done.results.length, outputCount: done.results.length, model: null } });
+    const scores = done.results.map((r) => sharedWordCount(QUERY, `${r.name}\n${r.textualRepresentation}`));
+    expect(reranking).toMatchObject({ diagnostics: { topRelevanceScore: Math.max(...scores), bottomRelevanceScore: Math.min(...scores) } });
+    expect((reranking as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(0);
+    for (const mode of [{ status: 503 }, 'hang'] as const) {
+      server.mode = mode;
+      const failed = await events();
+      expect(failed.map((event) => event.type)).not.toContain('reranking');
+      expect(failed.at(-1)!.type).toBe('done');
     }
     server.mode = 'ok';
   });

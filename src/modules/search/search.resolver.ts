@@ -57,7 +57,7 @@ export class SearchResolver {
   }
 
   @Subscription(() => AgentEventUnion, {
-    description: 'Agentic search as a live stream: started, thinking and tool_call per iteration, then done (with the results) or error. Unsubscribing stops the agent.',
+    description: 'Agentic search as a live stream: started, thinking and tool_call per iteration, reranking when the rerank endpoint reordered the results, then done (with the results) or error. Unsubscribing stops the agent.',
     subscribe: async ({ args, context }: { args: { readableId: string; input: AgenticSearchInput }; context: GraphQLContext }) => {
       const principal = await checkAccess(context, member);
       return context.services.search.agenticEvents(principal, args.readableId, { ...args.input, filter: asFilter(args.input.filter) });

@@ -168,6 +168,22 @@ export class AgentToolCallEvent {
   @Field(() => AgentToolCallDiagnostics) diagnostics!: AgentToolCallDiagnostics;
 }
 
+@ObjectType()
+export class AgentRerankingDiagnostics {
+  @Field(() => Int, { description: 'Documents sent to the rerank endpoint.' }) inputCount!: number;
+  @Field(() => Int, { description: 'Documents it scored, now first in its order.' }) outputCount!: number;
+  @Field(() => String, { nullable: true, description: 'The model named in rerank requests; null when the server serves one model.' }) model!: string | null;
+  @Field(() => Float, { description: 'The highest score the endpoint gave.' }) topRelevanceScore!: number;
+  @Field(() => Float, { description: 'The lowest score the endpoint gave.' }) bottomRelevanceScore!: number;
+}
+
+@ObjectType({ description: 'The rerank endpoint reordered the results (only when one is configured and answered), before done.' })
+export class AgentRerankingEvent {
+  @Field(() => String) type!: 'reranking';
+  @Field(() => Int) durationMs!: number;
+  @Field(() => AgentRerankingDiagnostics) diagnostics!: AgentRerankingDiagnostics;
+}
+
 @ObjectType({ description: 'The last event of a successful run: the results.' })
 export class AgentDoneEvent {
   @Field(() => String) type!: 'done';
@@ -186,10 +202,10 @@ export class AgentErrorEvent {
 
 export const AgentEventUnion = createUnionType({
   name: 'AgentEvent',
-  description: 'An agentic search event: started, then thinking and tool_call per iteration, then done or error.',
-  types: () => [AgentStartedEvent, AgentThinkingEvent, AgentToolCallEvent, AgentDoneEvent, AgentErrorEvent] as const,
+  description: 'An agentic search event: started, then thinking and tool_call per iteration, reranking when the rerank endpoint reordered the results, then done or error.',
+  types: () => [AgentStartedEvent, AgentThinkingEvent, AgentToolCallEvent, AgentRerankingEvent, AgentDoneEvent, AgentErrorEvent] as const,
   resolveType: (event: { type: string }) =>
-    ({ started: AgentStartedEvent, thinking: AgentThinkingEvent, tool_call: AgentToolCallEvent, done: AgentDoneEvent, error: AgentErrorEvent })[event.type],
+    ({ started: AgentStartedEvent, thinking: AgentThinkingEvent, tool_call: AgentToolCallEvent, reranking: AgentRerankingEvent, done: AgentDoneEvent, error: AgentErrorEvent })[event.type],
 });
 
 export enum LegacyResponseType {

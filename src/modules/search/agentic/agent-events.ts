@@ -10,13 +10,15 @@ export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
 
 /**
  * What an agentic search reports while it runs, in the order it happens: `started`, then per
- * iteration one `thinking` and its `tool_call`s, then `done` (or `error`). The stream ends after
+ * iteration one `thinking` and its `tool_call`s, then `reranking` when the rerank endpoint reordered
+ * the results, then `done` (or `error`). The stream ends after
  * `done` or `error`. camelCase here; REST writes snake_case.
  */
 export type AgentEvent =
   | { type: 'started'; requestId: string; tier: 'agentic'; collectionReadableId: string; query: string; thinking: boolean | null; filter: FilterGroup[] | null; limit: number | null }
   | { type: 'thinking'; thinking: string | null; text: string | null; durationMs: number; diagnostics: { iteration: number; promptTokens: number; completionTokens: number } }
   | { type: 'tool_call'; toolName: AgentToolName; durationMs: number; diagnostics: { iteration: number; toolCallId: string; arguments: Record<string, unknown>; stats: Record<string, unknown> } }
+  | { type: 'reranking'; durationMs: number; diagnostics: { inputCount: number; outputCount: number; model: string | null; topRelevanceScore: number; bottomRelevanceScore: number } }
   | { type: 'done'; results: SearchResultView[]; durationMs: number; diagnostics: DoneDiagnostics }
   | { type: 'error'; message: string; durationMs: number; diagnostics: { iteration: number } | null };
 

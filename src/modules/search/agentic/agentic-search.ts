@@ -79,7 +79,7 @@ export class AgenticSearch {
         policy.observe(results);
       }
       if (signal.aborted) return [];
-      const results = await this.finalResults(scope, task, toolbox, signal);
+      const results = await this.finalResults(scope, task, toolbox, emit, signal);
       emit({
         type: 'done',
         results,
@@ -105,18 +105,29 @@ export class AgenticSearch {
   /**
    * The collected documents ranked against the question together, as classic search ranks (the
    * heuristic plan's queries fused, reranked when a rerank endpoint is configured) but over them
-   * alone, so scores are comparable; at most `limit`. Nothing collected: the best seen.
+   * alone, so scores are comparable; at most `limit`. Nothing collected: the best seen. A rerank
+   * that reordered them is reported as a `reranking` event.
    */
-  private async finalResults(scope: SearchScope, task: AgentTask & { filter: FilterGroup[] }, toolbox: AgentToolbox, signal: AbortSignal): Promise<SearchResultView[]> {
+  private async finalResults(
+    scope: SearchScope,
+    task: AgentTask & { filter: FilterGroup[] },
+    toolbox: AgentToolbox,
+    emit: (event: AgentEvent) => void,
+    signal: AbortSignal,
+  ): Promise<SearchResultView[]> {
     const ids = [...toolbox.collected];
     // Left open, the model decides by what it collected; the built-in agent collects every candidate, and returns ten.
     const limit = task.limit ?? (this.languageModel ? ids.length || DEFAULT_RESULTS : DEFAULT_RESULTS);
     if (ids.length === 0) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
-    const { results: ranked } = await this.ranking.run(
+    const { results: ranked, reranking } = await this.ranking.run(
       scope,
       { query: task.query, filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }), limit: Math.min(1000, ids.length), offset: 0 },
       signal,
     );
+    if (reranking) {
+      const { durationMs, ...diagnostics } = reranking;
+      emit({ type: 'reranking', durationMs, diagnostics });
+    }
     const scored = new Set(ranked.map((result) => result.entityId));
     // Federated or unscored entities keep what the agent saw of them, after the scored ones.
     const unscored = ids.filter((id) => !scored.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));

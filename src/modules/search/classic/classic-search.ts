@@ -3,7 +3,7 @@ import type { Reranker } from '../../../platform/rerank/reranker.js';
 import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
 import { bothFilters } from '../filter-rules.js';
 import type { Retrieval, SearchScope } from '../retrieval.js';
-import { rerankDepth, rerankResults } from '../rerank-results.js';
+import { rerankDepth, rerankResults, type RerankReport } from '../rerank-results.js';
 import type { RetrievalStrategy, SearchResultView } from '../search-result.js';
 import { fuseByScore } from './score-fusion.js';
 import type { PlanningContext, SearchPlan, SearchPlanner } from './search-plan.js';
@@ -44,7 +44,7 @@ export class ClassicSearch {
     private readonly logger: Logger,
   ) {}
 
-  async run(scope: SearchScope, { query, filter, limit, offset }: ClassicRequest, signal?: AbortSignal): Promise<{ results: SearchResultView[]; plan: SearchPlan }> {
+  async run(scope: SearchScope, { query, filter, limit, offset }: ClassicRequest, signal?: AbortSignal): Promise<{ results: SearchResultView[]; plan: SearchPlan; reranking: RerankReport | null }> {
     const depth = offset + limit;
     const listDepth = Math.max(rerankDepth(this.reranker, depth), PLAN_LIST_DEPTH);
     // Each distinct query runs once: the planner's feedback probe is the primary query's own run.
@@ -75,8 +75,8 @@ export class ClassicSearch {
         depth: listDepth,
       })),
     );
-    const fused = await rerankResults(this.reranker, query, fuseByScore(lists), signal);
-    return { results: fused.slice(offset, depth), plan };
+    const { results, report } = await rerankResults(this.reranker, query, fuseByScore(lists), signal);
+    return { results: results.slice(offset, depth), plan, reranking: report };
   }
 
   private async plan(scope: SearchScope, question: string, probe: PlanningContext['probe'], signal?: AbortSignal): Promise<SearchPlan> {

@@ -67,7 +67,7 @@ export class SourceConnection {
 
 @InputType()
 export class ScheduleInput {
-  @Field(() => String, { nullable: true, description: 'Cron expression (UTC); null or empty removes the schedule.' }) cron?: string | null;
+  @Field(() => String, { nullable: true, description: 'Cron expression (UTC); null or empty removes the schedule. Runs must be at least CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS apart (60 by default).' }) cron?: string | null;
 }
 
 @InputType({ description: 'The method is inferred from the fields present: credentials → direct; accessToken → oauth_token; clientId/clientSecret → oauth_byoc; redirectUri → oauth_browser; providerReadableId → auth_provider.' })

@@ -124,17 +124,6 @@ export function bodyQuestion(sentence: string, context: ParaphraseContext): stri
   return rewritten && BODY_TEMPLATES[Math.floor(context.next() * BODY_TEMPLATES.length)]!(rewritten);
 }
 
-/** A small seeded generator (mulberry32): the same seed, the same questions. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 export function shuffle<T>(items: T[], next: () => number): T[] {
   const copy = [...items];
   for (let i = copy.length - 1; i > 0; i--) {

@@ -18,7 +18,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Structure } from './corpus.js';
-import { bodyQuestion, paraphraseQuestion, random, shuffle, statementSentence, type ParaphraseContext, type Phrasing } from './paraphrase.js';
+import { seededRandom } from '../../src/shared/seeded-random.js';
+import { bodyQuestion, paraphraseQuestion, shuffle, statementSentence, type ParaphraseContext, type Phrasing } from './paraphrase.js';
 import type { WordNet } from './wordnet.js';
 
 export const QUESTION_KINDS = ['faq', 'summary', 'heading', 'paraphrase', 'body'] as const;
@@ -128,7 +129,7 @@ export function makeQuestions(structures: Structure[], options: QuestionOptions)
   }
   const unique = (text: string) => filesOf.get(normalized(withoutNumbering(text)))?.size === 1;
 
-  const next = random(options.seed);
+  const next = seededRandom(options.seed);
   const phrasingOf = new Map<Question, Phrasing>();
   const candidates: Question[][] = [];
   for (const structure of structures) {
@@ -171,7 +172,7 @@ export function makeQuestions(structures: Structure[], options: QuestionOptions)
   if (!options.wordnet) return questions;
 
   // The harder kinds draw from their own seeded sequence, so the questions above stay the same with or without them.
-  const derive = random(options.seed ^ 0x5eed);
+  const derive = seededRandom(options.seed ^ 0x5eed);
   const vocabulary = new Set(structures.flatMap((structure) => words([structure.title, ...structure.headings, structure.summary ?? '', ...structure.sentences].join(' '))));
   const contextOf = (structure: Structure, extra: string): ParaphraseContext => ({
     wordnet: options.wordnet!,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seededRandom } from '../../shared/seeded-random.js';
 import { CredentialsRejectedError, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 
 /**
@@ -16,18 +17,6 @@ const WORDS = (
 ).split(' ');
 
 const SIZES = { small: 240, medium: 2400, large: 24000 } as const;
-
-/** mulberry32: a tiny seeded PRNG, so entity contents never depend on run order. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface StubConfig {
   entity_count: number;
@@ -71,7 +60,7 @@ function breadcrumbsOf(i: number, depth: number) {
 }
 
 export function stubEntity(i: number, config: StubConfig): SourceEntity {
-  const next = random(config.seed * 1_000_003 + i);
+  const next = seededRandom(config.seed * 1_000_003 + i);
   const isCode = config.code_files && i % 7 === 3;
   const revised = i % 10 === 0 && config.revision > 0 ? ` revision ${config.revision}` : '';
   const bytes = sizeOf(config, next);

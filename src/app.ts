@@ -233,6 +233,7 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
       heartbeatSeconds: config.syncHeartbeatSeconds,
       staleRunningSeconds: config.syncStaleSeconds,
       cancelTimeoutSeconds: config.syncCancelTimeoutSeconds,
+      scheduleMinIntervalSeconds: config.scheduleMinIntervalSeconds,
       tickSeconds: config.workerTickSeconds,
     },
   );

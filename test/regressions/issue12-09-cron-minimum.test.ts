@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { shortestInterval } from '../../src/modules/sync/schedule.js';
+import { nextScheduledRun, shortestInterval } from '../../src/modules/sync/schedule.js';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
 
 /**
@@ -74,5 +74,17 @@ describe('issue 12-09: cron schedules have a minimum interval', () => {
     expect(everyMinute.status).toBe(422);
     expect(everyMinute.body.detail[0].msg).toMatch(/runs every 60 seconds at times; schedules must leave at least 3600 seconds/);
     expect((await createStub(tight, '0 * * * *')).status).toBe(200);
+  });
+
+  test('a schedule saved before the rule fires no more often than the minimum; others keep their times', () => {
+    const due = new Date('2026-03-01T12:00:00Z');
+    const justAfter = new Date('2026-03-01T12:00:01Z');
+    // Every second, saved before the minimum existed: the worker's next run is a minute after the one due.
+    expect(nextScheduledRun('* * * * * *', due, justAfter, 60)!.toISOString()).toBe('2026-03-01T12:01:00.000Z');
+    // An hourly schedule keeps its hour, and one ticked late runs at its next time after now.
+    expect(nextScheduledRun('0 * * * *', due, justAfter, 60)!.toISOString()).toBe('2026-03-01T13:00:00.000Z');
+    expect(nextScheduledRun('* * * * *', due, new Date('2026-03-01T12:05:30Z'), 60)!.toISOString()).toBe('2026-03-01T12:06:00.000Z');
+    // Exactly the minimum apart: not pushed back by a whole run.
+    expect(nextScheduledRun('* * * * *', due, justAfter, 60)!.toISOString()).toBe('2026-03-01T12:01:00.000Z');
   });
 });

@@ -1,6 +1,7 @@
 import type { SourceEntity, SourceItem } from '../../connectors/connector.js';
 import type { ValidationIssue } from '../../shared/errors.js';
 import { protocolOf } from '../../shared/web-url.js';
+import { isStorableText } from '../../shared/well-formed-text.js';
 import type { StoredPushEntity, StoredPushItems } from './push-batch.entity.js';
 
 /**
@@ -46,8 +47,10 @@ export interface PushInput {
   deletions?: string[] | null;
 }
 
-/** NUL characters and unpaired surrogates: PostgreSQL's text and JSON types refuse them. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * The transports refuse such text at their door; the rule stays here too because the push service is
+ * also called by transports without that check (and must never hand PostgreSQL a NUL).
+ */
 const UNSTORABLE_MESSAGE = 'must not contain NUL characters (U+0000) or unpaired surrogates';
 
 type Loc = (string | number)[];
@@ -149,7 +152,7 @@ function checkString(value: unknown, loc: Loc, issues: ValidationIssue[], length
     issues.push({ loc, msg: `String should have at most ${length.max} characters`, type: 'string_too_long' });
     return false;
   }
-  if (UNSTORABLE.test(value)) {
+  if (!isStorableText(value)) {
     issues.push({ loc, msg: `String ${UNSTORABLE_MESSAGE}`, type: 'value_error' });
     return false;
   }
@@ -168,7 +171,7 @@ function checkWebUrl(url: string, loc: Loc, issues: ValidationIssue[]): void {
 /** Any JSON inside `fields`, bounded in depth, with storable strings (keys included). */
 function checkJson(value: unknown, loc: Loc, issues: ValidationIssue[], depth: number): void {
   if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) issues.push({ loc, msg: `String ${UNSTORABLE_MESSAGE}`, type: 'value_error' });
+    if (!isStorableText(value)) issues.push({ loc, msg: `String ${UNSTORABLE_MESSAGE}`, type: 'value_error' });
     return;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) {
@@ -185,7 +188,7 @@ function checkJson(value: unknown, loc: Loc, issues: ValidationIssue[], depth: n
     return;
   }
   for (const [key, item] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) issues.push({ loc: [...loc, key], msg: `Field name ${UNSTORABLE_MESSAGE}`, type: 'value_error' });
+    if (!isStorableText(key)) issues.push({ loc: [...loc, key], msg: `Field name ${UNSTORABLE_MESSAGE}`, type: 'value_error' });
     else checkJson(item, [...loc, key], issues, depth + 1);
   }
 }

@@ -15,6 +15,17 @@ export function nextRun(cron: string, after: Date): Date | null {
 }
 
 /**
+ * The run after the one due at `dueAt`, at least `minIntervalSeconds` after it and after `now`. Schedules
+ * are checked against the minimum when saved, but one saved before the rule (or under a lower minimum)
+ * would otherwise still fire every few seconds; for any schedule that honours the minimum this is
+ * simply its next run.
+ */
+export function nextScheduledRun(cron: string, dueAt: Date, now: Date, minIntervalSeconds: number): Date | null {
+  const earliest = Math.max(now.getTime(), dueAt.getTime() + minIntervalSeconds * 1000 - 1);
+  return nextRun(cron, new Date(earliest));
+}
+
+/**
  * Runs looked at to find a schedule's shortest interval. The shortest gap of a cron expression shows
  * within two turns of its fastest-changing field (60 seconds, 60 minutes or 24 hours, and the wrap
  * into the next minute, hour or day), so about 122 runs; 500 leave room for day and month rules.

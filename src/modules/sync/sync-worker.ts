@@ -13,7 +13,7 @@ import type { SourceService } from '../sources/source.service.js';
 import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
-import { nextRun } from './schedule.js';
+import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 import { SyncJob } from './sync-job.entity.js';
 import { jobCancelTopic, jobProgressTopic, SYNC_QUEUE, type SyncService } from './sync.service.js';
@@ -29,6 +29,8 @@ export interface SyncWorkerOptions {
   cancelTimeoutSeconds: number;
   /** How often the janitor and the scheduler look. */
   tickSeconds: number;
+  /** Least time between two scheduled runs of a connection, whatever its cron expression says. */
+  scheduleMinIntervalSeconds: number;
 }
 
 /**
@@ -271,7 +273,7 @@ export class SyncWorker {
     const em = this.deps.orm.em.fork();
     const due = await em.find(SourceConnection, { cron: { $ne: null }, nextRunAt: { $lte: now } });
     for (const connection of due) {
-      const next = nextRun(connection.cron!, now);
+      const next = nextScheduledRun(connection.cron!, connection.nextRunAt!, now, this.options.scheduleMinIntervalSeconds);
       const claimed = await em.nativeUpdate(SourceConnection, { id: connection.id, nextRunAt: connection.nextRunAt }, { nextRunAt: next });
       if (claimed === 0) continue;
       try {

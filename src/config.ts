@@ -332,7 +332,7 @@ export const settings = {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',
     default: [] as string[],
     parse: (raw: string) => raw.split(',').map((root) => root.trim()).filter(Boolean).map((root) => path.resolve(root)),
-    description: 'Comma-separated directories under which `local_folder` connections may read; empty disables that source.',
+    description: 'Comma-separated directories under which `local_folder` connections and local `git` repositories (paths or `file://` URLs) may read; empty disables reading local files.',
   },
   syncConcurrency: {
     env: 'CATCHMENT_SYNC_CONCURRENCY',

@@ -7,6 +7,7 @@ import { WebClient } from './connectors/web/http-fetch.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import { FederatedSources } from './modules/search/federated-sources.js';
+import { DocumentReader } from './modules/search/document-reader.js';
 import { SearchService } from './modules/search/search.service.js';
 import type { LanguageModel } from './platform/llm/language-model.js';
 import { OpenAiCompatibleModel } from './platform/llm/openai-compatible-model.js';
@@ -127,6 +128,17 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     };
     const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger, config.scheduleMinIntervalSeconds);
     const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, queue, () => connections));
+    const search = new SearchService({
+      orm: database.orm,
+      vectors: openVectors,
+      embedder: openEmbedder,
+      keywordWeight: hybridKeywordWeight(config),
+      federated: new FederatedSources(sources, secretBox, connectorEnvironment, logger),
+      languageModel: languageModel(config),
+      reranker: createReranker(config, logger),
+      agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
+      logger,
+    });
     const services: Services = {
       organizations,
       auth: new AuthService(database.orm, secretBox, organizations, config.tokenTtlSeconds),
@@ -136,17 +148,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       sync,
       push,
       reembed: new CollectionReembedding({ orm: database.orm, sources, sync, entities: entityStore, collections, vectors: openVectors, embedding: info }),
-      search: new SearchService({
-        orm: database.orm,
-        vectors: openVectors,
-        embedder: openEmbedder,
-        keywordWeight: hybridKeywordWeight(config),
-        federated: new FederatedSources(sources, secretBox, connectorEnvironment, logger),
-        languageModel: languageModel(config),
-        agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
-        reranker: createReranker(config, logger),
-        logger,
-      }),
+      search,
+      documents: new DocumentReader(database.orm, search.retrieval),
       webhooks: new WebhookService(database.orm, secretBox, pubsub, webhookTargetPolicy(config)),
       pubsub,
       events,

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { openCore, startServer, type Core, type Roles } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { printGraphqlSchema } from './graphql/schema.js';
+import { runStdioProxy } from './mcp/stdio.js';
 import { DataDirectoryInUseError } from './platform/db/embedded-postgres.js';
 import { DatabaseUnreachableError } from './platform/db/wait-for-database.js';
 import { createLogger } from './platform/logger.js';
@@ -20,6 +21,9 @@ const USAGE = `Usage: catchment <command> [options]
   tokens issue --org ID --email E --role owner|admin|member [--ttl SECONDS]
                                           issue a bearer token for a user of an organization
   schema:print                            print the GraphQL schema (SDL)
+  mcp [--url URL] [--api-key KEY] [--token T]
+                                          MCP over stdio (for desktop agent clients), relayed to a running
+                                          Catchment's /mcp; defaults from CATCHMENT_URL, CATCHMENT_API_KEY, CATCHMENT_TOKEN
   migrate:create                          generate a migration from the entities (development)
 
 Every operator command prints JSON. Configuration comes from the environment (see README).`;
@@ -83,6 +87,9 @@ async function main(argv: string[]): Promise<unknown> {
       email: { type: 'string' },
       role: { type: 'string' },
       ttl: { type: 'string' },
+      url: { type: 'string' },
+      'api-key': { type: 'string' },
+      token: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -93,6 +100,15 @@ async function main(argv: string[]): Promise<unknown> {
   }
   if (command === 'schema:print') {
     process.stdout.write(await printGraphqlSchema());
+    return undefined;
+  }
+  if (command === 'mcp') {
+    // A client of a running server: none of the server's configuration applies.
+    const url = (values.url as string | undefined) ?? process.env.CATCHMENT_URL ?? 'http://127.0.0.1:8080';
+    const apiKey = (values['api-key'] as string | undefined) ?? process.env.CATCHMENT_API_KEY;
+    const token = (values.token as string | undefined) ?? process.env.CATCHMENT_TOKEN;
+    if (!apiKey && !token) throw new UsageError('mcp needs credentials: --api-key or CATCHMENT_API_KEY (or --token / CATCHMENT_TOKEN)');
+    await runStdioProxy({ url, apiKey, token });
     return undefined;
   }
   const config = loadConfig();

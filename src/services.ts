@@ -2,6 +2,7 @@ import type { AuthService } from './modules/organizations/auth.service.js';
 import type { OrganizationService } from './modules/organizations/organization.service.js';
 import type { CollectionService } from './modules/collections/collection.service.js';
 import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
+import type { DocumentReader } from './modules/search/document-reader.js';
 import type { SearchService } from './modules/search/search.service.js';
 import type { SourceService } from './modules/sources/source.service.js';
 import type { PushBatchService } from './modules/sync/push-batch.service.js';
@@ -25,6 +26,8 @@ export interface Services {
   /** Re-embedding collections made by another embedding model. */
   reembed: CollectionReembedding;
   search: SearchService;
+  /** Whole documents and their hierarchy, as search scopes them (MCP's read_document and browse). */
+  documents: DocumentReader;
   webhooks: WebhookService;
   pubsub: PubSub;
   /** Lifecycle events (collection.*, source_connection.*, sync.*) per organization. */

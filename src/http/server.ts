@@ -10,8 +10,10 @@ import type { Services } from '../services.js';
 import { authenticate } from './authenticate.js';
 import { browserPagesRouter } from './browser-pages.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
+import { mcpEndpoint } from '../mcp/http.js';
+import { createMcpServer } from '../mcp/server.js';
 
-export const PATHS = { graphql: '/graphql', stream: '/graphql/stream', openapiJson: '/openapi.json', docs: '/docs' } as const;
+export const PATHS = { graphql: '/graphql', stream: '/graphql/stream', openapiJson: '/openapi.json', docs: '/docs', mcp: '/mcp' } as const;
 
 export interface HttpAppOptions {
   schema: GraphQLSchema;
@@ -34,7 +36,7 @@ export interface HttpApp {
 
 /**
  * The HTTP surface, by request phase: request id and access log → health → public documents and
- * browser pages → body parsing → credentials → GraphQL (SSE stream, then Apollo) → REST facade.
+ * browser pages → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const { services, logger } = options;
@@ -73,6 +75,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(authenticate(services.auth));
 
+  // MCP (Streamable HTTP): the tools run the same GraphQL operations and services in-process.
+  const mcp = mcpEndpoint(createMcpServer({ schema: options.schema, services, limits: options.operationLimits, logger }), logger);
+  app.all(PATHS.mcp, mcp.handle);
+
   const graphql = await graphqlEndpoints(options.schema, services, logger, options.operationLimits, PATHS.stream);
   app.use(PATHS.stream, distinctConnectionsOnly, graphql.streamHandler);
   app.use(PATHS.graphql, graphql.router);
@@ -86,7 +92,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     drain: () => {
       draining = true;
     },
-    stop: graphql.stop,
+    stop: async () => {
+      await mcp.close();
+      await graphql.stop();
+    },
   };
 }
 

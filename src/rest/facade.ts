@@ -1,21 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
-import {
-  execute,
-  OverlappingFieldsCanBeMergedRule,
-  parse,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLSchema,
-} from 'graphql';
+import { execute, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Document } from 'openapi-backend';
 import { parse as parseYaml } from 'yaml';
 import { consumeRateLimit, rateLimitFamilyOfPath } from '../graphql/guard.js';
-import { operationRefusal, type OperationLimits } from '../graphql/operation-limits.js';
+import { compileOperation } from '../graphql/in-process-operation.js';
+import type { OperationLimits } from '../graphql/operation-limits.js';
 import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
 import { contextFor } from '../http/graphql-endpoints.js';
 import { sendError, setRateLimitHeaders } from '../http/send-error.js';
@@ -73,21 +65,8 @@ interface Compiled extends RestOperation {
  * then the operation runs as GraphQL in-process, with the same context a GraphQL request would get.
  */
 export async function restFacade(document: Document, schema: GraphQLSchema, services: Services, logger: Logger, limits: OperationLimits) {
-  // Parsed and validated once: requests only execute (graphql.execute does not validate). The agent
-  // event union selects same-named fields of different types on different members (`durationMs`
-  // is Int! on some, Int on others), which execution handles but the overlap rule refuses.
-  const rules = specifiedRules.filter((rule) => rule !== OverlappingFieldsCanBeMergedRule);
   const compiled = new Map<string, Compiled>(
-    Object.entries(operations).map(([id, op]) => {
-      const parsed = parse(op.document);
-      const errors = validate(schema, parsed, rules);
-      if (errors.length) throw new Error(`REST operation ${id}: its GraphQL document does not match the schema: ${errors.map((e) => e.message).join('; ')}`);
-      // The documents are fixed and their list sizes bounded by the OpenAPI document, so the
-      // operation limits are checked once here (lists at their default size), not per request.
-      const refusal = operationRefusal(schema, parsed, undefined, undefined, limits);
-      if (refusal) throw new Error(`REST operation ${id}: ${refusal.message} (raise CATCHMENT_GRAPHQL_MAX_COST / _MAX_DEPTH)`);
-      return [id, { ...op, parsed }];
-    }),
+    Object.entries(operations).map(([id, op]) => [id, { ...op, parsed: compileOperation(schema, `REST operation ${id}`, op.document, limits) }]),
   );
 
   const api = new OpenAPIBackend({

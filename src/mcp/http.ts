@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Request, Response } from 'express';
+import { sendError } from '../http/send-error.js';
+import type { Principal } from '../modules/organizations/principal.js';
+import type { Logger } from '../platform/logger.js';
+import { UnauthenticatedError } from '../shared/errors.js';
+import { authInfoOf } from './tool-kit.js';
+
+/** A session unused this long is closed (its server and transport freed); the client starts another. */
+const SESSION_IDLE_MS = 30 * 60_000;
+/** Open sessions per caller; opening one more closes that caller's least recently used. */
+const SESSIONS_PER_CALLER = 50;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  /** The caller that opened it: every later request on it must come from the same one. */
+  owner: string;
+  organizationId: string;
+  lastUsed: number;
+}
+
+/** The caller a session is bound to: one API key, or one user, of one organization. */
+const ownerOf = (principal: Principal) => `${principal.organizationId}:${principal.kind === 'api_key' ? `key:${principal.apiKeyId}` : `user:${principal.userId}`}`;
+
+function jsonRpcError(res: Response, status: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/**
+ * MCP's Streamable HTTP transport (the official SDK's), stateful: `initialize` opens a session with
+ * its own MCP server; its id (`Mcp-Session-Id`) names it on every later POST, GET (the server's
+ * stream) and DELETE (closing it). Every request is authenticated like any other path, and a session
+ * answers only the caller that opened it. Sessions live in this process: behind a load balancer with
+ * several API processes, route by the Mcp-Session-Id header (or keep /mcp on one process).
+ */
+export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { handle(req: Request, res: Response): Promise<void>; close(): Promise<void> } {
+  const sessions = new Map<string, Session>();
+
+  const close = (id: string) => {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    void session.transport.close().catch((error: unknown) => logger.warn({ err: error }, 'closing an MCP session failed'));
+  };
+  const sweep = setInterval(() => {
+    const idleSince = Date.now() - SESSION_IDLE_MS;
+    for (const [id, session] of sessions) if (session.lastUsed < idleSince) close(id);
+  }, 60_000);
+  sweep.unref();
+
+  async function open(req: Request, res: Response, principal: Principal): Promise<void> {
+    const owner = ownerOf(principal);
+    const own = [...sessions.entries()].filter(([, s]) => s.owner === owner).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    for (const [id] of own.slice(0, Math.max(0, own.length - SESSIONS_PER_CALLER + 1))) close(id);
+    const server = createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server, owner, organizationId: principal.organizationId, lastUsed: Date.now() });
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    const principal = res.locals.principal;
+    // Before anything else: an anonymous request opens no session and learns nothing of any.
+    if (!principal) return sendError(res, new UnauthenticatedError('Missing credentials: send an x-api-key header or an Authorization: Bearer token'));
+    Object.assign(req, { auth: authInfoOf(principal, res.locals.requestId) });
+    const sessionId = req.headers['mcp-session-id'];
+    if (typeof sessionId !== 'string') {
+      if (req.method === 'POST' && isInitializeRequest(req.body)) return open(req, res, principal);
+      return jsonRpcError(res, 400, 'Bad Request: send an initialize request without an Mcp-Session-Id header to open a session, then that header on every request');
+    }
+    const session = sessions.get(sessionId);
+    if (!session) return jsonRpcError(res, 404, 'Session not found: it was closed or expired; initialize a new one');
+    if (session.owner !== ownerOf(principal)) {
+      const whose = session.organizationId === principal.organizationId ? 'another API key or user' : 'another organization';
+      return jsonRpcError(res, 403, `Forbidden: this session belongs to ${whose}`);
+    }
+    session.lastUsed = Date.now();
+    if (req.method === 'POST') cancelOnDisconnect(res, session, req.body);
+    await session.transport.handleRequest(req, res, req.body);
+  }
+
+  return {
+    handle,
+    /** Shutdown: every session's streams end. */
+    close: async () => {
+      clearInterval(sweep);
+      await Promise.all([...sessions.values()].map((session) => session.transport.close()));
+      sessions.clear();
+    },
+  };
+}
+
+/**
+ * Without an event store a response stream cannot be resumed, so a client that drops the stream of
+ * its POST can never receive the answer: its requests are cancelled (as a notifications/cancelled
+ * would), which aborts what they run, e.g. an agentic search.
+ */
+function cancelOnDisconnect(res: Response, session: Session, body: unknown): void {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  const ids = messages.filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: string | number }).id);
+  if (ids.length === 0) return;
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    for (const requestId of ids) {
+      session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'The client disconnected' } });
+    }
+  });
+}

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { openCore, startServer, type Core, type Roles } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { printGraphqlSchema } from './graphql/schema.js';
-import { runStdioProxy } from './mcp/stdio.js';
+import { runStdioProxy, StdioProxyError } from './mcp/stdio.js';
 import { DataDirectoryInUseError } from './platform/db/embedded-postgres.js';
 import { DatabaseUnreachableError } from './platform/db/wait-for-database.js';
 import { createLogger } from './platform/logger.js';
@@ -157,7 +157,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    const known = usage || error instanceof ConfigError || error instanceof DomainError || error instanceof DataDirectoryInUseError || error instanceof DatabaseUnreachableError;
+    const known = usage || error instanceof ConfigError || error instanceof DomainError || error instanceof DataDirectoryInUseError || error instanceof DatabaseUnreachableError || error instanceof StdioProxyError;
     const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? String(error)}`;
     process.stderr.write(JSON.stringify({ error: message, ...(error instanceof DomainError ? { code: error.code } : {}) }) + '\n');
     if (usage) process.stderr.write('\n' + USAGE + '\n');

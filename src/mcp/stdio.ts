@@ -10,6 +10,9 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 /** Longest a tool call may run (an agentic search has its own, shorter budget on the server). */
 const CALL_TIMEOUT_MS = 15 * 60_000;
 
+/** The running Catchment could not be reached, or refused the credentials. */
+export class StdioProxyError extends Error {}
+
 export interface StdioProxyOptions {
   /** Base URL of a running Catchment API, e.g. http://localhost:8080. */
   url: string;
@@ -31,7 +34,11 @@ export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const endpoint = new URL('/mcp', options.url);
   const remote = new Client({ name: 'catchment-mcp-stdio', version });
-  await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }));
+  try {
+    await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }));
+  } catch (error) {
+    throw new StdioProxyError(`Could not open an MCP session at ${endpoint.href}: ${(error as Error).message}`);
+  }
 
   const local = new Server({ name: 'catchment', title: 'Catchment', version }, { capabilities: { tools: { listChanged: false } }, instructions: remote.getInstructions() });
   local.setRequestHandler(ListToolsRequestSchema, (request, extra) => remote.listTools(request.params, { signal: extra.signal }));

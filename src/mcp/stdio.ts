@@ -24,8 +24,8 @@ export interface StdioProxyOptions {
 /**
  * `catchment mcp`: MCP over stdio for desktop clients, relayed to a running Catchment's /mcp endpoint
  * with the official SDK's client. One implementation of the tools (the server's) serves both
- * transports, and the process holds no database, index or model of its own: it starts in a moment,
- * and the server it reaches applies its authentication, roles, organization and rate limits.
+ * transports, and the process holds no database, index or model of its own: the server it reaches
+ * applies its authentication, roles, organization and rate limits.
  * Progress notifications and cancellations pass through both ways.
  */
 export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {

@@ -301,6 +301,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       services: core.services,
       logger,
       maxBodyBytes: config.maxBodyBytes,
+      corsOrigins: config.corsOrigins,
       operationLimits: { maxCost: config.graphqlMaxCost, maxDepth: config.graphqlMaxDepth },
       ready: async () => {
         await Promise.all([core.database.ping(), core.services.pubsub.ping()]);

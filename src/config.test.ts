@@ -24,6 +24,7 @@ describe('configuration', () => {
     ['CATCHMENT_BOOTSTRAP_API_KEY', 'short', /CATCHMENT_BOOTSTRAP_API_KEY must be at least 24 characters/],
     ['CATCHMENT_RATE_LIMIT_WINDOW_SECONDS', '0', /CATCHMENT_RATE_LIMIT_WINDOW_SECONDS must be between 1/],
     ['CATCHMENT_WEBHOOKS_ALLOW_HTTP', 'maybe', /CATCHMENT_WEBHOOKS_ALLOW_HTTP must be true or false/],
+    ['CATCHMENT_CORS_ORIGINS', 'https://app.example.com/path', /CATCHMENT_CORS_ORIGINS must be \* or comma-separated origins/],
   ])('%s=%s is refused with a message naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(message);

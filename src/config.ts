@@ -59,6 +59,18 @@ const boolean: Parser<boolean> = (raw, name) => {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 };
 
+/** `*`, or comma-separated exact origins (scheme, host and port) such as `https://app.example.com`. */
+const corsOrigins: Parser<readonly string[] | '*'> = (raw, name) => {
+  if (raw.trim() === '*') return '*';
+  const origins = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol) || new URL(origin).origin !== origin) {
+      throw new ConfigError(`${name} must be * or comma-separated origins like https://app.example.com (scheme, host and port only), got "${origin}"`);
+    }
+  }
+  return origins;
+};
+
 const base64Key: Parser<Buffer> = (raw, name) => {
   const key = Buffer.from(raw, 'base64');
   if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes encoded as base64 (openssl rand -base64 32)`);
@@ -130,6 +142,12 @@ export const settings = {
     default: 'info' as const,
     parse: oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
     description: 'Log level of the JSON logs on stdout.',
+  },
+  corsOrigins: {
+    env: 'CATCHMENT_CORS_ORIGINS',
+    default: [] as readonly string[] | '*',
+    parse: corsOrigins,
+    description: 'Browser origins allowed to call the API from another site (CORS on REST, GraphQL, its SSE stream and MCP): comma-separated origins such as `https://app.example.com`, or `*` for any. Empty: no CORS headers, preflights are not answered.',
   },
   maxBodyBytes: {
     env: 'CATCHMENT_MAX_BODY_BYTES',

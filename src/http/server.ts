@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger.js';
 import { restFacade } from '../rest/facade.js';
 import type { Services } from '../services.js';
 import { authenticate } from './authenticate.js';
+import { cors, type CorsOrigins } from './cors.js';
 import { browserPagesRouter } from './browser-pages.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
 import { mcpEndpoint } from '../mcp/http.js';
@@ -21,6 +22,8 @@ export interface HttpAppOptions {
   services: Services;
   logger: Logger;
   maxBodyBytes: number;
+  /** Browser origins allowed by CORS; none: no CORS at all. */
+  corsOrigins: CorsOrigins;
   /** How much one GraphQL operation may ask for, on every transport. */
   operationLimits: OperationLimits;
   /** Readiness: resolves when the database (and Redis, when used) answer. */
@@ -35,7 +38,7 @@ export interface HttpApp {
 }
 
 /**
- * The HTTP surface, by request phase: request id and access log → health → public documents and
+ * The HTTP surface, by request phase: request id and access log → CORS → health → public documents and
  * browser pages → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
@@ -50,6 +53,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     if (draining) res.setHeader('Connection', 'close');
     next();
   });
+  // Before credentials: a preflight carries none.
+  if (options.corsOrigins.length > 0) app.use(cors(options.corsOrigins));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

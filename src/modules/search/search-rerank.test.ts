@@ -60,7 +60,8 @@ describe('rerank endpoint on hybrid, classic and agentic results', () => {
     const reranked = withReranker();
     for (const tier of TIERS) {
       const before = await unreranked[tier]();
-      expect(before[0]!.entityId).toBe('a.md');
+      // Instant's BM25 puts a.md first; classic's second stage (and the agent, which ranks as classic) already prefers b.md, which names every word.
+      expect(before[0]!.entityId).toBe(tier === 'instant' ? 'a.md' : 'b.md');
       const results = await reranked[tier]();
       const byWords = [...before].sort((x, y) => sharedWordCount(QUERY, `${y.name}\n${y.textualRepresentation}`) - sharedWordCount(QUERY, `${x.name}\n${x.textualRepresentation}`));
       expect([tier, ids(results)]).toEqual([tier, ids(byWords)]);

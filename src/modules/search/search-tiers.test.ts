@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import fc from 'fast-check';
 import type { FilterGroup } from '../../platform/vectors/vector-index.js';
+import { FIRST_KEPT_WITHIN } from './classic/document-fields.js';
 import { documentKey, type SearchResultView } from './search-result.js';
 import { openTiers, type TestEntity } from './search-tiers.fixture.js';
 
@@ -87,13 +88,13 @@ describe('every tier answers with documents', () => {
     expect((await tiers.retrieval.retrieve(scope, { text: '7', strategy: 'keyword', filter: noFilter, limit: 10, offset: 0 }))[0]!.entityId).toBe('winter-migration-7');
   });
 
-  test('classic never ranks below its primary ranking’s first document, whatever its feedback variation brings', async () => {
+  test('classic keeps its primary ranking’s first document within its first three, whatever its variation and second stage bring', async () => {
     await fc.assert(
       fc.asyncProperty(entities, question, async (collection, query) => {
         const scope = await tiers.collection(collection);
         const { results, plan } = await tiers.classic.run(scope, { query, filter: noFilter, limit: 5, offset: 0 });
         const primary = await tiers.retrieval.retrieve(scope, { text: plan.primaryQuery, strategy: plan.strategy, filter: noFilter, limit: 50, offset: 0 });
-        if (primary.length > 0) expect(documentKey(results[0]!)).toBe(documentKey(primary[0]!));
+        if (primary.length > 0) expect(results.slice(0, FIRST_KEPT_WITHIN).map(documentKey)).toContain(documentKey(primary[0]!));
       }),
       { numRuns: 15 },
     );

@@ -5,6 +5,7 @@ import { bothFilters } from '../filter-rules.js';
 import type { Retrieval, SearchScope } from '../retrieval.js';
 import { rerankDepth, rerankResults, type RerankReport } from '../rerank-results.js';
 import type { RetrievalStrategy, SearchResultView } from '../search-result.js';
+import { rescoreByFields } from './document-fields.js';
 import { fuseByScore } from './score-fusion.js';
 import type { PlanningContext, SearchPlan, SearchPlanner } from './search-plan.js';
 
@@ -33,8 +34,9 @@ export interface ClassicRequest {
 
 /**
  * Classic search: a planner turns the question into queries and filters; each query runs; the
- * document lists are fused (the primary query's best document kept first), reranked when a rerank
- * endpoint is configured, then paged.
+ * document lists are fused (the primary query's best document kept first); the first documents are
+ * rescored by the question's words in their name, headings and best passage (document-fields.ts),
+ * reranked when a rerank endpoint is configured, then paged.
  */
 export class ClassicSearch {
   constructor(
@@ -75,7 +77,8 @@ export class ClassicSearch {
         depth: listDepth,
       })),
     );
-    const { results, report } = await rerankResults(this.reranker, query, fuseByScore(lists), signal);
+    const refined = rescoreByFields(plan.primaryQuery, fuseByScore(lists));
+    const { results, report } = await rerankResults(this.reranker, query, refined, signal);
     return { results: results.slice(offset, depth), plan, reranking: report };
   }
 

@@ -287,27 +287,51 @@ describe('MCP over Streamable HTTP', () => {
   });
 });
 
-describe('MCP rate limits', () => {
-  let server: TestServer;
+describe('MCP rate limits, session end and shutdown', () => {
+  let server: TestServer | undefined;
   afterAll(async () => {
     await server?.stop();
   });
 
   test('search tools draw on the search budget; the refusal says how long to wait', async () => {
-    server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS: '2', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS: '2', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60', CATCHMENT_SHUTDOWN_TIMEOUT_SECONDS: '30' } });
     const client = await connect(server.url, { 'x-api-key': server.apiKey });
     try {
-      await http(server.url, 'POST', '/collections', { apiKey: server.apiKey, body: { name: 'Empty', readable_id: 'empty' } });
+      await http(server.url, 'POST', '/collections', { apiKey: server!.apiKey, body: { name: 'Empty', readable_id: 'empty' } });
       for (let i = 0; i < 2; i++) expect(structured(await call(client, 'search', { collection: 'empty', query: 'anything' })).results).toEqual([]);
       const limited = await call(client, 'search', { collection: 'empty', query: 'anything' });
       expect(limited.isError).toBe(true);
       expect(text(limited)).toMatch(/^Rate limited: .* Wait \d+ seconds before calling again\.$/);
       // The same budget as REST search: it is spent there too.
-      expect((await http(server.url, 'POST', '/collections/empty/search/instant', { apiKey: server.apiKey, body: { query: 'x' } })).status).toBe(429);
+      expect((await http(server!.url, 'POST', '/collections/empty/search/instant', { apiKey: server!.apiKey, body: { query: 'x' } })).status).toBe(429);
       // Other families keep their own budget.
       expect(structured(await call(client, 'list_collections', {})).collections).toHaveLength(1);
     } finally {
       await client.close();
     }
+  });
+
+  test('a closed session is gone; shutdown does not wait for the streams of open sessions', async () => {
+    const closing = await connect(server!.url, { 'x-api-key': server!.apiKey });
+    const transport = closing.transport as StreamableHTTPClientTransport;
+    const sessionId = transport.sessionId!;
+    await transport.terminateSession();
+    const after = await http(server!.url, 'POST', '/mcp', {
+      apiKey: server!.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+    });
+    expect(after.status).toBe(404);
+    await closing.close();
+
+    // A connected client holds the server's stream (GET /mcp) open; stopping ends it instead of waiting 30 s.
+    const connected = await connect(server!.url, { 'x-api-key': server!.apiKey });
+    expect((await connected.listTools()).tools.length).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    await server!.stop();
+    server = undefined;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await connected.close().catch(() => undefined);
   });
 });

@@ -96,6 +96,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     app,
     drain: () => {
       draining = true;
+      mcp.drain();
     },
     stop: async () => {
       await mcp.close();

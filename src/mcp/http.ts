@@ -37,8 +37,9 @@ function jsonRpcError(res: Response, status: number, message: string): void {
  * answers only the caller that opened it. Sessions live in this process: behind a load balancer with
  * several API processes, route by the Mcp-Session-Id header (or keep /mcp on one process).
  */
-export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { handle(req: Request, res: Response): Promise<void>; close(): Promise<void> } {
+export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { handle(req: Request, res: Response): Promise<void>; drain(): void; close(): Promise<void> } {
   const sessions = new Map<string, Session>();
+  let draining = false;
 
   const close = (id: string) => {
     const session = sessions.get(id);
@@ -90,12 +91,22 @@ export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { ha
       return jsonRpcError(res, 403, `Forbidden: this session belongs to ${whose}`);
     }
     session.lastUsed = Date.now();
+    // Shutting down: no new server stream (the SDK's client reopens a closed one after a second).
+    if (draining && req.method === 'GET') return jsonRpcError(res, 503, 'Shutting down');
     if (req.method === 'POST') cancelOnDisconnect(res, session, req.body);
     await session.transport.handleRequest(req, res, req.body);
   }
 
   return {
     handle,
+    /**
+     * Shutdown begins: the server-to-client streams (GET) of every session end, so the HTTP server
+     * does not wait on them; calls in flight finish on their own streams.
+     */
+    drain: () => {
+      draining = true;
+      for (const session of sessions.values()) session.transport.closeStandaloneSSEStream();
+    },
     /** Shutdown: every session's streams end. */
     close: async () => {
       clearInterval(sweep);

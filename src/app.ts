@@ -264,6 +264,8 @@ export interface RunningServer {
   url: string;
   /** The default organization's key, when this start created it (first start on an empty database). */
   bootstrapApiKey: string | null;
+  /** The default organization's id, when this start created it. */
+  bootstrapOrganizationId: string | null;
   stop(): Promise<void>;
 }
 
@@ -286,6 +288,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
         server: null,
         url: '',
         bootstrapApiKey: bootstrap?.api_key ?? null,
+        bootstrapOrganizationId: bootstrap?.organization.id ?? null,
         stop: async () => {
           try {
             await worker?.stop();
@@ -322,6 +325,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       server,
       url,
       bootstrapApiKey: bootstrap?.api_key ?? null,
+      bootstrapOrganizationId: bootstrap?.organization.id ?? null,
       stop: async () => {
         // Each step runs even if the one before failed: the worker's timers and the connections
         // must not outlive stop(), or the process never exits.

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openCore, startServer, type Core, type Roles } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, isEmbedded, loadConfig, type Config } from './config.js';
 import { printGraphqlSchema } from './graphql/schema.js';
 import { runStdioProxy, StdioProxyError } from './mcp/stdio.js';
-import { DataDirectoryInUseError } from './platform/db/embedded-postgres.js';
+import { DataDirectoryInUseError, embeddedDatabaseExists } from './platform/db/embedded-postgres.js';
 import { DatabaseUnreachableError } from './platform/db/wait-for-database.js';
 import { createLogger } from './platform/logger.js';
 import { DomainError } from './shared/errors.js';
@@ -16,7 +17,11 @@ const USAGE = `Usage: catchment <command> [options]
   worker                                  worker only
   migrate                                 apply pending database migrations and exit
   orgs create --name N                    create an organization and its first API key
+  orgs list                               list organizations (the default one first) with their active key counts
   api-keys create --org ID                create another API key for an organization
+  api-keys list --org ID                  list an organization's API keys: ids, prefixes, created and revoked
+                                          times (never the keys)
+  api-keys rotate --id ID                 replace an API key: a new key for its organization, the old one revoked
   api-keys revoke --id ID                 revoke an API key
   tokens issue --org ID --email E --role owner|admin|member [--ttl SECONDS]
                                           issue a bearer token for a user of an organization
@@ -26,7 +31,9 @@ const USAGE = `Usage: catchment <command> [options]
                                           Catchment's /mcp; defaults from CATCHMENT_URL, CATCHMENT_API_KEY, CATCHMENT_TOKEN
   migrate:create                          generate a migration from the entities (development)
 
-Every operator command prints JSON. Configuration comes from the environment (see README).`;
+Every operator command prints JSON. Configuration comes from the environment (see README).
+Embedded (no DATABASE_URL), operator commands use the database under CATCHMENT_DATA_DIR, joining the server
+running there; where none exists they stop and create nothing, unless given --create.`;
 
 class UsageError extends Error {}
 
@@ -36,8 +43,17 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   return value;
 }
 
-/** Opens the core for one operator command; logs go to stderr so stdout holds only the JSON result. */
-async function withCore<T>(config: Config, run: (core: Core) => Promise<T>, options = { migrate: true }): Promise<T> {
+/**
+ * Opens the core for one operator command; logs go to stderr so stdout holds only the JSON result.
+ * Embedded, a command run from the wrong directory would otherwise create a second, empty database
+ * whose keys no server accepts: it stops unless `create` says a new database is wanted.
+ */
+async function withCore<T>(config: Config, run: (core: Core) => Promise<T>, options = { migrate: true, create: false }): Promise<T> {
+  if (isEmbedded(config) && !options.create && !embeddedDatabaseExists(config.dataDir)) {
+    throw new UsageError(
+      `No Catchment database in ${path.resolve(config.dataDir)}: no server runs there and none was created. Run the command where the server runs, or set CATCHMENT_DATA_DIR (or DATABASE_URL) to its data; --create makes a new database there.`,
+    );
+  }
   const core = await openCore(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 2), { ...options, joinRunningServer: true });
   try {
     return await run(core);
@@ -53,6 +69,7 @@ async function serve(config: Config, roles: Roles): Promise<void> {
   const lines = roles.api
     ? [`Catchment is listening on ${running.url}`, `  GraphQL playground: ${running.url}/graphql`, `  REST reference:     ${running.url}/docs`]
     : ['Catchment worker is running'];
+  if (running.bootstrapOrganizationId) lines.push(`  Default organization: ${running.bootstrapOrganizationId}`);
   if (running.bootstrapApiKey) {
     // Printed once, straight to the terminal and never through the logger: only its hash is stored.
     lines.push(`  API key of the default organization (shown once): ${running.bootstrapApiKey}`);
@@ -90,6 +107,7 @@ async function main(argv: string[]): Promise<unknown> {
       url: { type: 'string' },
       'api-key': { type: 'string' },
       token: { type: 'string' },
+      create: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -112,6 +130,7 @@ async function main(argv: string[]): Promise<unknown> {
     return undefined;
   }
   const config = loadConfig();
+  const operator = { migrate: true, create: values.create === true };
   switch (command) {
     case 'start':
       await serve(config, { api: true, worker: true });
@@ -123,7 +142,7 @@ async function main(argv: string[]): Promise<unknown> {
       await serve(config, { api: false, worker: true });
       return undefined;
     case 'migrate':
-      return withCore(config, async (core) => ({ applied: await core.database.migrate() }), { migrate: false });
+      return withCore(config, async (core) => ({ applied: await core.database.migrate() }), { ...operator, migrate: false });
     case 'migrate:create':
       return withCore(
         config,
@@ -131,19 +150,26 @@ async function main(argv: string[]): Promise<unknown> {
           const result = await core.database.orm.migrator.create(new URL('./migrations', import.meta.url).pathname);
           return { file: result.fileName, up: result.diff.up, note: 'append it to src/migrations/index.ts' };
         },
-        { migrate: false },
+        { ...operator, migrate: false },
       );
     case 'orgs create':
-      return withCore(config, (core) => core.services.organizations.createOrganization(option(values, 'name')));
+      return withCore(config, (core) => core.services.organizations.createOrganization(option(values, 'name')), operator);
+    case 'orgs list':
+      return withCore(config, (core) => core.services.organizations.listOrganizations(), operator);
     case 'api-keys create':
-      return withCore(config, (core) => core.services.organizations.createApiKey(option(values, 'org')));
+      return withCore(config, (core) => core.services.organizations.createApiKey(option(values, 'org')), operator);
+    case 'api-keys list':
+      return withCore(config, (core) => core.services.organizations.listApiKeys(option(values, 'org')), operator);
+    case 'api-keys rotate':
+      return withCore(config, (core) => core.services.organizations.rotateApiKey(option(values, 'id')), operator);
     case 'api-keys revoke':
-      return withCore(config, (core) => core.services.organizations.revokeApiKey(option(values, 'id')));
+      return withCore(config, (core) => core.services.organizations.revokeApiKey(option(values, 'id')), operator);
     case 'tokens issue': {
       const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
       if (ttl !== undefined && !Number.isInteger(ttl)) throw new UsageError('--ttl must be a whole number of seconds');
       return withCore(config, (core) =>
         core.services.auth.issueToken({ organizationId: option(values, 'org'), email: option(values, 'email'), role: option(values, 'role'), ttlSeconds: ttl }),
+      operator,
       );
     }
     default:

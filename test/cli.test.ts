@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,8 @@ describe('operator CLI and the server process', () => {
       const printedKey = /API key of the default organization \(shown once\): (\S+)/.exec(server.output())?.[1];
       expect(printedKey).toMatch(/^ck_/);
       expect((await http(server.url, 'GET', '/collections', { apiKey: printedKey })).status).toBe(200);
+      const defaultOrgId = /Default organization: (\S+)/.exec(server.output())?.[1];
+      expect(defaultOrgId).toMatch(/^[0-9a-f-]{36}$/);
 
       // A second server on the same data directory is refused: it could not share the first one's queue.
       const rival = await runCli(['start'], { ...env, PORT: '0' });
@@ -48,6 +50,34 @@ describe('operator CLI and the server process', () => {
       expect(token.json).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 600 });
       const viewer = await http(server.url, 'POST', '/graphql', { token: token.json.access_token, body: { query: '{ viewer { email role organization { name } } }' } });
       expect(viewer.body.data.viewer).toEqual({ email: 'ada@example.com', role: 'owner', organization: { name: 'Acme' } });
+
+      // Listings: the default organization first, keys by id and prefix, never the key itself.
+      const orgs = await runCli(['orgs', 'list'], env);
+      expect(orgs.code).toBe(0);
+      expect(orgs.json).toEqual([
+        { id: defaultOrgId, name: 'Default', created_at: expect.any(String), active_api_keys: 1 },
+        { id: org.json.organization.id, name: 'Acme', created_at: expect.any(String), active_api_keys: 2 },
+      ]);
+      const defaultKeys = await runCli(['api-keys', 'list', '--org', defaultOrgId!], env);
+      expect(defaultKeys.json).toEqual([{ id: expect.any(String), organization_id: defaultOrgId, prefix: printedKey!.slice(0, 8), created_at: expect.any(String), revoked_at: null }]);
+      expect(defaultKeys.stdout).not.toContain(printedKey);
+
+      // The bootstrap key, found by its prefix, is rotated: the new key works, the old one no longer does.
+      const rotated = await runCli(['api-keys', 'rotate', '--id', defaultKeys.json[0].id], env);
+      expect(rotated.code).toBe(0);
+      expect(rotated.json).toEqual({
+        id: expect.any(String),
+        organization_id: defaultOrgId,
+        api_key: expect.stringMatching(/^ck_/),
+        created_at: expect.any(String),
+        replaced: { id: defaultKeys.json[0].id, revoked_at: expect.any(String) },
+      });
+      expect((await http(server.url, 'GET', '/collections', { apiKey: rotated.json.api_key })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the server's key cache holds a key up to 1 s
+      expect((await http(server.url, 'GET', '/collections', { apiKey: printedKey })).status).toBe(401);
+      const afterRotation = await runCli(['api-keys', 'list', '--org', defaultOrgId!], env);
+      expect(afterRotation.json.map((key: { revoked_at: string | null }) => key.revoked_at === null)).toEqual([false, true]);
+      expect((await runCli(['api-keys', 'list', '--org', '00000000-0000-7000-8000-000000000000'], env)).stderr).toMatch(/not found/);
 
       const revoked = await runCli(['api-keys', 'revoke', '--id', second.json.id], env);
       expect(revoked.json).toMatchObject({ id: second.json.id, revoked_at: expect.any(String) });
@@ -107,6 +137,22 @@ describe('operator CLI and the server process', () => {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  test('embedded: where no server runs and no database exists, the CLI says so and creates nothing unless asked', async () => {
+    const dir = path.join(dataDir(), 'elsewhere');
+    const refused = await runCli(['orgs', 'list'], { CATCHMENT_DATA_DIR: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`No Catchment database in ${dir}`);
+    expect(existsSync(dir)).toBe(false);
+    expect((await runCli(['api-keys', 'create', '--org', '00000000-0000-7000-8000-000000000000'], { CATCHMENT_DATA_DIR: dir })).code).toBe(2);
+    expect(existsSync(dir)).toBe(false);
+
+    const created = await runCli(['orgs', 'create', '--name', 'On purpose', '--create'], { CATCHMENT_DATA_DIR: dir });
+    expect(created.code).toBe(0);
+    expect(existsSync(path.join(dir, 'pglite'))).toBe(true);
+    // Once the database exists, commands run without --create.
+    expect((await runCli(['orgs', 'list'], { CATCHMENT_DATA_DIR: dir })).json).toEqual([expect.objectContaining({ name: 'On purpose', active_api_keys: 1 })]);
   });
 
   test('a wrong configuration value stops the process with a message naming the variable', async () => {

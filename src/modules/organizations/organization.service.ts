@@ -13,6 +13,22 @@ export interface CreatedApiKey {
   created_at: string;
 }
 
+/** An API key as listings show it: never the key, only its first characters. */
+export interface ApiKeyListing {
+  id: string;
+  organization_id: string;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface OrganizationListing {
+  id: string;
+  name: string;
+  created_at: string;
+  active_api_keys: number;
+}
+
 const API_KEY_PREFIX = 'ck_';
 
 /** Organizations and their API keys: what operators manage through the CLI. */
@@ -45,6 +61,52 @@ export class OrganizationService {
     await em.flush();
     const record = await em.findOneOrFail(ApiKey, { keyHash: hashSecret(key) });
     return { id: record.id, organization_id: organization.id, api_key: key, created_at: record.createdAt.toISOString() };
+  }
+
+  /** Every organization, oldest (the default one) first, with how many of its keys still authenticate. */
+  async listOrganizations(): Promise<OrganizationListing[]> {
+    const em = this.orm.em.fork();
+    const organizations = await em.find(Organization, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const active = await em.find(ApiKey, { revokedAt: null }, { fields: ['organization'] });
+    const counts = new Map<string, number>();
+    for (const key of active) counts.set(key.organization.id, (counts.get(key.organization.id) ?? 0) + 1);
+    return organizations.map((organization) => ({
+      id: organization.id,
+      name: organization.name,
+      created_at: organization.createdAt.toISOString(),
+      active_api_keys: counts.get(organization.id) ?? 0,
+    }));
+  }
+
+  async listApiKeys(organizationId: string): Promise<ApiKeyListing[]> {
+    const organization = await this.getOrganization(organizationId);
+    const keys = await this.orm.em.fork().find(ApiKey, { organization: organization.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    return keys.map((key) => ({
+      id: key.id,
+      organization_id: organization.id,
+      prefix: key.keyPrefix,
+      created_at: key.createdAt.toISOString(),
+      revoked_at: key.revokedAt?.toISOString() ?? null,
+    }));
+  }
+
+  /** A new key for the same organization and the old one revoked, in one transaction (a lost or leaked key). */
+  async rotateApiKey(id: string): Promise<CreatedApiKey & { replaced: { id: string; revoked_at: string } }> {
+    return this.orm.em.fork().transactional(async (em) => {
+      const old = UUID_PATTERN.test(id) ? await em.findOne(ApiKey, { id }) : null;
+      if (!old) throw NotFoundError.of('API key', id);
+      old.revokedAt ??= new Date();
+      const key = this.newApiKey(em, old.organization);
+      await em.flush();
+      const record = await em.findOneOrFail(ApiKey, { keyHash: hashSecret(key) });
+      return {
+        id: record.id,
+        organization_id: old.organization.id,
+        api_key: key,
+        created_at: record.createdAt.toISOString(),
+        replaced: { id: old.id, revoked_at: old.revokedAt.toISOString() },
+      };
+    });
   }
 
   /** Revoked keys stop authenticating at once; the record stays for audit. Revoking twice is harmless. */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,7 +33,14 @@ interface Lock {
 const STARTUP_WAIT_MS = 60_000;
 
 /** Thrown when a server role finds the data directory in use by another process. */
+const PGLITE_DIRECTORY = 'pglite';
+
 export class DataDirectoryInUseError extends Error {}
+
+/** Whether an embedded database was ever created under `dataDir` (a running server's included). */
+export function embeddedDatabaseExists(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, PGLITE_DIRECTORY));
+}
 
 /**
  * `join`: operator commands may use the database of the server that owns the directory; server
@@ -63,9 +70,9 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
-    const db = await PGlite.create(path.join(dataDir, 'pglite'));
+    const db = await PGlite.create(path.join(dataDir, PGLITE_DIRECTORY));
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
-    tightenTree(path.join(dataDir, 'pglite'));
+    tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
     const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 32 });

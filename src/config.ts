@@ -197,6 +197,12 @@ export const settings = {
     parse: integer(1, 3600),
     description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
   },
+  mcpSessionIdleSeconds: {
+    env: 'CATCHMENT_MCP_SESSION_IDLE_SECONDS',
+    default: 1800,
+    parse: integer(1, 86_400),
+    description: 'An MCP session (Streamable HTTP at /mcp) unused this long is closed; clients open another (`catchment mcp` does so by itself).',
+  },
   embedder: {
     env: 'CATCHMENT_EMBEDDER',
     default: 'builtin' as const,

@@ -31,7 +31,7 @@ describe('MCP over stdio (catchment mcp)', () => {
 
   beforeAll(async () => {
     llm = await startFakeChatCompletions((request, index) => agentReply(request, index, agentMode));
-    server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_LLM_URL: llm.url, CATCHMENT_AGENTIC_MAX_ITERATIONS: '40' } });
+    server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_LLM_URL: llm.url, CATCHMENT_AGENTIC_MAX_ITERATIONS: '40', CATCHMENT_MCP_SESSION_IDLE_SECONDS: '2' } });
     await pushDocuments(api(server.url, server.apiKey));
     ({ client } = await stdioClient(server.url, { CATCHMENT_API_KEY: server.apiKey }));
   });
@@ -109,5 +109,11 @@ describe('MCP over stdio (catchment mcp)', () => {
     const none = await runCli(['mcp', '--url', server.url], {});
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/mcp needs credentials/);
+  });
+
+  test('the server closes an idle session; the relay opens another and the client notices nothing', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    const { collections } = structured((await client.callTool({ name: 'list_collections', arguments: {} })) as CallToolResult);
+    expect(collections).toHaveLength(1);
   });
 });

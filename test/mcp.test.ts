@@ -294,7 +294,7 @@ describe('MCP rate limits, session end and shutdown', () => {
   });
 
   test('search tools draw on the search budget; the refusal says how long to wait', async () => {
-    server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS: '2', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60', CATCHMENT_SHUTDOWN_TIMEOUT_SECONDS: '30' } });
+    server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_SEARCH_RATE_LIMIT_REQUESTS: '2', CATCHMENT_RATE_LIMIT_WINDOW_SECONDS: '60', CATCHMENT_SHUTDOWN_TIMEOUT_SECONDS: '30', CATCHMENT_MCP_SESSION_IDLE_SECONDS: '2' } });
     const client = await connect(server.url, { 'x-api-key': server.apiKey });
     try {
       await http(server.url, 'POST', '/collections', { apiKey: server!.apiKey, body: { name: 'Empty', readable_id: 'empty' } });
@@ -323,6 +323,18 @@ describe('MCP rate limits, session end and shutdown', () => {
     });
     expect(after.status).toBe(404);
     await closing.close();
+
+    // Unused for CATCHMENT_MCP_SESSION_IDLE_SECONDS (2 s here): closed.
+    const idle = await connect(server!.url, { 'x-api-key': server!.apiKey });
+    const idleId = (idle.transport as StreamableHTTPClientTransport).sessionId!;
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    const expired = await http(server!.url, 'POST', '/mcp', {
+      apiKey: server!.apiKey,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': idleId, 'mcp-protocol-version': '2025-06-18' },
+    });
+    expect(expired.status).toBe(404);
+    await idle.close();
 
     // A connected client holds the server's stream (GET /mcp) open; stopping ends it instead of waiting 30 s.
     const connected = await connect(server!.url, { 'x-api-key': server!.apiKey });

@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { authenticate } from './authenticate.js';
 import { cors, type CorsOrigins } from './cors.js';
 import { browserPagesRouter } from './browser-pages.js';
+import { consoleRouter } from './console.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
 import { mcpEndpoint } from '../mcp/http.js';
 import { createMcpServer } from '../mcp/server.js';
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   corsOrigins: CorsOrigins;
   /** How much one GraphQL operation may ask for, on every transport. */
   operationLimits: OperationLimits;
+  /** How long an unused MCP session lives. */
+  mcpSessionIdleSeconds: number;
   /** Readiness: resolves when the database (and Redis, when used) answer. */
   ready(): Promise<void>;
 }
@@ -39,7 +42,7 @@ export interface HttpApp {
 
 /**
  * The HTTP surface, by request phase: request id and access log → CORS → health → public documents and
- * browser pages → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
+ * browser pages (the web console at /, GraphiQL, Swagger UI) → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const { services, logger } = options;
@@ -75,13 +78,14 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.get(PATHS.openapiJson, (_req, res) => {
     res.json(options.openapi);
   });
+  app.use(consoleRouter());
   app.use(browserPagesRouter({ graphqlPath: PATHS.graphql, streamPath: PATHS.stream, openapiJsonPath: PATHS.openapiJson, docsPath: PATHS.docs }));
 
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(authenticate(services.auth));
 
   // MCP (Streamable HTTP): the tools run the same GraphQL operations and services in-process.
-  const mcp = mcpEndpoint(createMcpServer({ schema: options.schema, services, limits: options.operationLimits, logger }), logger);
+  const mcp = mcpEndpoint(createMcpServer({ schema: options.schema, services, limits: options.operationLimits, logger }), { idleMs: options.mcpSessionIdleSeconds * 1000, logger });
   app.all(PATHS.mcp, mcp.handle);
 
   const graphql = await graphqlEndpoints(options.schema, services, logger, options.operationLimits, PATHS.stream);

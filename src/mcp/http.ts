@@ -9,8 +9,6 @@ import type { Logger } from '../platform/logger.js';
 import { UnauthenticatedError } from '../shared/errors.js';
 import { authInfoOf } from './tool-kit.js';
 
-/** A session unused this long is closed (its server and transport freed); the client starts another. */
-const SESSION_IDLE_MS = 30 * 60_000;
 /** Open sessions per caller; opening one more closes that caller's least recently used. */
 const SESSIONS_PER_CALLER = 50;
 
@@ -21,6 +19,8 @@ interface Session {
   owner: string;
   organizationId: string;
   lastUsed: number;
+  /** POSTs being answered: a session is not idle while a call (an agentic search…) runs. */
+  inFlight: number;
 }
 
 /** The caller a session is bound to: one API key, or one user, of one organization. */
@@ -37,7 +37,11 @@ function jsonRpcError(res: Response, status: number, message: string): void {
  * answers only the caller that opened it. Sessions live in this process: behind a load balancer with
  * several API processes, route by the Mcp-Session-Id header (or keep /mcp on one process).
  */
-export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { handle(req: Request, res: Response): Promise<void>; drain(): void; close(): Promise<void> } {
+export function mcpEndpoint(
+  createServer: () => McpServer,
+  /** idleMs: a session unused this long is closed (its server and transport freed); the client opens another. */
+  { idleMs, logger }: { idleMs: number; logger: Logger },
+): { handle(req: Request, res: Response): Promise<void>; drain(): void; close(): Promise<void> } {
   const sessions = new Map<string, Session>();
   let draining = false;
 
@@ -47,10 +51,13 @@ export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { ha
     sessions.delete(id);
     void session.transport.close().catch((error: unknown) => logger.warn({ err: error }, 'closing an MCP session failed'));
   };
-  const sweep = setInterval(() => {
-    const idleSince = Date.now() - SESSION_IDLE_MS;
-    for (const [id, session] of sessions) if (session.lastUsed < idleSince) close(id);
-  }, 60_000);
+  const sweep = setInterval(
+    () => {
+      const idleSince = Date.now() - idleMs;
+      for (const [id, session] of sessions) if (session.inFlight === 0 && session.lastUsed < idleSince) close(id);
+    },
+    Math.min(60_000, idleMs),
+  );
   sweep.unref();
 
   async function open(req: Request, res: Response, principal: Principal): Promise<void> {
@@ -61,7 +68,7 @@ export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { ha
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, owner, organizationId: principal.organizationId, lastUsed: Date.now() });
+        sessions.set(id, { transport, server, owner, organizationId: principal.organizationId, lastUsed: Date.now(), inFlight: 0 });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -93,7 +100,14 @@ export function mcpEndpoint(createServer: () => McpServer, logger: Logger): { ha
     session.lastUsed = Date.now();
     // Shutting down: no new server stream (the SDK's client reopens a closed one after a second).
     if (draining && req.method === 'GET') return jsonRpcError(res, 503, 'Shutting down');
-    if (req.method === 'POST') cancelOnDisconnect(res, session, req.body);
+    if (req.method === 'POST') {
+      session.inFlight++;
+      res.on('close', () => {
+        session.inFlight--;
+        session.lastUsed = Date.now();
+      });
+      cancelOnDisconnect(res, session, req.body);
+    }
     await session.transport.handleRequest(req, res, req.body);
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -22,43 +22,91 @@ export interface StdioProxyOptions {
 }
 
 /**
+ * The session with the server's /mcp. Desktop clients keep their stdio servers for hours, longer
+ * than the server keeps an unused session (or the server restarts): a request the server answers
+ * 404 (no such session, so nothing of it ran) opens a new session and is sent once more.
+ */
+class RemoteSession {
+  private client: Promise<Client> | null = null;
+
+  constructor(
+    private readonly endpoint: URL,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  async open(): Promise<Client> {
+    this.client ??= (async () => {
+      const client = new Client({ name: 'catchment-mcp-stdio', version });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(this.endpoint, { requestInit: { headers: this.headers } }));
+      } catch (error) {
+        this.client = null;
+        throw new StdioProxyError(`Could not open an MCP session at ${this.endpoint.href}: ${(error as Error).message}`);
+      }
+      return client;
+    })();
+    return this.client;
+  }
+
+  async request<T>(send: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.open();
+    try {
+      return await send(client);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError && error.code === 404)) throw error;
+      if (this.client !== null && (await this.client) === client) {
+        this.client = null;
+        await client.close().catch(() => undefined);
+      }
+      return send(await this.open());
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.client) return;
+    const client = await this.client.catch(() => null);
+    this.client = null;
+    if (!client) return;
+    // Ended here rather than left to expire on the server.
+    await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => undefined);
+    await client.close();
+  }
+}
+
+/**
  * `catchment mcp`: MCP over stdio for desktop clients, relayed to a running Catchment's /mcp endpoint
  * with the official SDK's client. One implementation of the tools (the server's) serves both
  * transports, and the process holds no database, index or model of its own: the server it reaches
- * applies its authentication, roles, organization and rate limits.
- * Progress notifications and cancellations pass through both ways.
+ * applies its authentication, roles, organization and rate limits. Progress notifications and
+ * cancellations pass through both ways.
  */
 export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   const headers: Record<string, string> = {};
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const endpoint = new URL('/mcp', options.url);
-  const remote = new Client({ name: 'catchment-mcp-stdio', version });
-  try {
-    await remote.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }));
-  } catch (error) {
-    throw new StdioProxyError(`Could not open an MCP session at ${endpoint.href}: ${(error as Error).message}`);
-  }
+  const remote = new RemoteSession(new URL('/mcp', options.url), headers);
+  // Wrong credentials or an unreachable server end the command now, with a message, not at the first tool call.
+  const first = await remote.open();
 
-  const local = new Server({ name: 'catchment', title: 'Catchment', version }, { capabilities: { tools: { listChanged: false } }, instructions: remote.getInstructions() });
-  local.setRequestHandler(ListToolsRequestSchema, (request, extra) => remote.listTools(request.params, { signal: extra.signal }));
+  const local = new Server({ name: 'catchment', title: 'Catchment', version }, { capabilities: { tools: { listChanged: false } }, instructions: first.getInstructions() });
+  local.setRequestHandler(ListToolsRequestSchema, (request, extra) => remote.request((client) => client.listTools(request.params, { signal: extra.signal })));
   local.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const progressToken = request.params._meta?.progressToken;
-    return remote.callTool(request.params, CallToolResultSchema, {
-      signal: extra.signal,
-      timeout: CALL_TIMEOUT_MS,
-      onprogress:
-        progressToken === undefined
-          ? undefined
-          : (progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }),
-    });
+    return remote.request((client) =>
+      client.callTool(request.params, CallToolResultSchema, {
+        signal: extra.signal,
+        timeout: CALL_TIMEOUT_MS,
+        onprogress:
+          progressToken === undefined
+            ? undefined
+            : (progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }),
+      }),
+    );
   });
   const closed = new Promise<void>((resolve) => (local.onclose = resolve));
   await local.connect(new StdioServerTransport());
   // The SDK's stdio transport does not watch for the end of its input; clients close it to stop us.
   process.stdin.once('end', () => void local.close());
   await closed;
-  // The desktop client closed stdin: the remote session is ended (DELETE), not left to expire.
-  await (remote.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => undefined);
   await remote.close();
 }

@@ -1,5 +1,5 @@
 import type { ChatMessage, LanguageModel, TokenUsage, ToolCall } from '../../../platform/llm/language-model.js';
-import { expansionTerms, withoutBoilerplate } from '../classic/heuristic-planner.js';
+import { feedbackVariation, withoutBoilerplate } from '../classic/heuristic-planner.js';
 import { AGENT_TOOLS, type AgentToolbox, type ToolOutcome } from './agent-tools.js';
 
 export interface AgentTurn {
@@ -49,16 +49,20 @@ export class LanguageModelPolicy implements AgentPolicy {
   }
 }
 
-/** Candidates one search step asks for (at least; twice the results wanted, up to the search tool's 50), and how many of the best are read. */
-const SEARCH_DEPTH = 20;
+/**
+ * Candidates one search step asks for: the search tool's most (50), so what the agent collects holds
+ * every document classic search's second stage looks at (its first 40) and the final ranking, which
+ * ranks the collected documents as classic does, starts from at least classic's candidates.
+ */
+const SEARCH_DEPTH = 50;
 const READ_COUNT = 5;
 /** Results returned when the caller leaves the number to the agent (`limit: null`), as instant search's first page. */
 export const DEFAULT_RESULTS = 10;
 
 /**
  * The built-in agent when no language model is configured: a fixed, explainable procedure over the
- * same tools — search (the question without its asking boilerplate), search again with terms learned
- * from the first results (pseudo-relevance feedback), read the best, collect every candidate found,
+ * same tools — search (the question without its asking boilerplate), search again with the terms
+ * learned from the first results (pseudo-relevance feedback, as classic search's variation), read the best, collect every candidate found,
  * review, return. The loop then ranks the collected documents together and returns `limit` of them
  * (ten when the caller left it open): never fewer because scores fall off, a score gap says little.
  */
@@ -66,14 +70,12 @@ export class DeterministicPolicy implements AgentPolicy {
   private step = 0;
   private calls = 0;
   private readonly query: string;
-  private readonly depth: number;
 
   constructor(
     private readonly task: AgentTask,
     private readonly toolbox: AgentToolbox,
   ) {
     this.query = withoutBoilerplate(task.query) || task.query;
-    this.depth = Math.min(50, Math.max(SEARCH_DEPTH, 2 * (task.limit ?? DEFAULT_RESULTS)));
   }
 
   async next(): Promise<AgentTurn> {
@@ -88,10 +90,11 @@ export class DeterministicPolicy implements AgentPolicy {
     const ranked = [...this.toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore);
     switch (this.step++) {
       case 0:
-        return { why: `Searching the collection for "${this.query}".`, calls: [call('search', { query: this.query, limit: this.depth })] };
+        return { why: `Searching the collection for "${this.query}".`, calls: [call('search', { query: this.query, limit: SEARCH_DEPTH })] };
       case 1: {
-        const terms = expansionTerms(this.query, ranked.slice(0, READ_COUNT).map((r) => r.textualRepresentation));
-        if (terms.length > 0) return { why: `The first results often mention ${terms.join(', ')}; searching again with those terms to find documents worded differently.`, calls: [call('search', { query: `${this.query} ${terms.join(' ')}`, limit: this.depth })] };
+        // The terms classic search's feedback variation searches: what the agent collects then holds classic's candidates.
+        const terms = feedbackVariation(this.query, ranked.map((r) => r.textualRepresentation));
+        if (terms) return { why: `The first results often mention ${terms.split(' ').slice(0, 6).join(', ')}…; searching with those terms to find documents worded differently.`, calls: [call('search', { query: terms, limit: SEARCH_DEPTH })] };
         return this.plan();
       }
       case 2:

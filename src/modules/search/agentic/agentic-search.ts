@@ -12,6 +12,13 @@ import { AGENT_TOOL_NAMES, type AgentEvent, type AgentToolName } from './agent-e
 import { DEFAULT_RESULTS, DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
 import { AgentToolbox, type ToolOutcome } from './agent-tools.js';
 
+/**
+ * Collected documents the final ranking scores (more only when `limit` asks for more): classic
+ * search's own depth, so its lists are cut where classic's are and the collected documents rank as
+ * classic ranks them; the others follow unscored.
+ */
+const RANKED_DEPTH = 50;
+
 export interface AgenticBudget {
   maxIterations: number;
   timeoutMs: number;
@@ -121,7 +128,7 @@ export class AgenticSearch {
     if (ids.length === 0) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
     const { results: ranked, reranking } = await this.ranking.run(
       scope,
-      { query: task.query, filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }), limit: Math.min(1000, ids.length), offset: 0 },
+      { query: task.query, filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }), limit: Math.min(ids.length, Math.max(limit, RANKED_DEPTH)), offset: 0 },
       signal,
     );
     if (reranking) {

@@ -6,7 +6,6 @@ import type { PlanningContext, ProbedDocument, SearchPlan, SearchPlanner } from 
  * Feedback documents and expansion terms of the pseudo-relevance feedback variation. SciFact train,
  * nDCG@10 of classic against its primary (hybrid) query, the variation weighing 0.05: 5 documents and
  * 6 terms −0.0013, 10 and 10 +0.0008, 10 and 15 +0.0014 (at 0.1: −0.0025, −0.0012, −0.0001).
- * expansionTerms' own defaults (5 and 6) serve the built-in agent.
  */
 const FEEDBACK_DOCUMENTS = 10;
 const EXPANSION_TERMS = 15;
@@ -39,11 +38,16 @@ export class HeuristicPlanner implements SearchPlanner {
     query = primaryOf(query) || question.trim();
     const filterGroups: FilterGroup[] = conditions.length ? [{ conditions }] : [];
     // The probe is the primary query's own run (same text, filters and strategy): no extra search.
-    const feedback = (await context.probe(query, filterGroups)).map((document) => document.text);
-    const expansion = expansionTerms(query, feedback, { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
-    const variations = expansion.length > 0 ? [expansion.join(' ')] : [];
+    const variation = feedbackVariation(query, (await context.probe(query, filterGroups)).map((document) => document.text));
+    const variations = variation ? [variation] : [];
     return { primaryQuery: query, variations, filterGroups, strategy: 'hybrid', planner: 'heuristic' };
   }
+}
+
+/** The pseudo-relevance feedback variation of a query from its top documents' texts (best first): its expansion terms, or null. */
+export function feedbackVariation(query: string, feedback: string[]): string | null {
+  const expansion = expansionTerms(query, feedback, { documents: FEEDBACK_DOCUMENTS, terms: EXPANSION_TERMS });
+  return expansion.length > 0 ? expansion.join(' ') : null;
 }
 
 const primaryOf = (text: string) => withoutBoilerplate(text.replace(/\s+/g, ' ').trim());

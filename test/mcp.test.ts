@@ -118,8 +118,11 @@ describe('MCP over Streamable HTTP', () => {
     expect(whole.chunks.map((c: { chunk_index: number }) => c.chunk_index)).toEqual(Array.from({ length: whole.total_chunks }, (_, i) => i));
     expect(whole).toMatchObject({ entity_id: 'guide', name: 'Field guide', entity_type: 'guide', source_name: 'push', web_url: 'https://notes.example/guide', next_chunk_offset: null, breadcrumbs: [{ entity_id: 'folder-field' }] });
     expect(whole.links).toEqual(['https://tides.example/table', 'https://birds.example/gannet']);
-    for (const section of ['Section 1', 'Section 8']) expect(whole.text).toContain(section);
-    expect(whole.text.indexOf('Section 2 ')).toBeLessThan(whole.text.indexOf('Section 7 '));
+    const wholeText = whole.chunks.map((c: { text: string }) => c.text).join('\n\n');
+    for (const section of ['Section 1', 'Section 8']) expect(wholeText).toContain(section);
+    expect(wholeText.indexOf('Section 2 ')).toBeLessThan(wholeText.indexOf('Section 7 '));
+    const readable = text(await call(client, 'read_document', { collection: 'field-notes', entity_id: 'guide' }));
+    expect(readable).toMatch(/^# Field guide\nentity_id guide · guide · push · https:\/\/notes\.example\/guide\nin Field folder\nChunks 0–\d+ of \d+ \(end\)\.\n\n## Section 1/);
 
     const page1 = structured(await call(client, 'read_document', { collection: 'field-notes', entity_id: 'guide', chunk_limit: 2 }));
     expect(page1.chunks.map((c: { chunk_index: number }) => c.chunk_index)).toEqual([0, 1]);
@@ -234,6 +237,16 @@ describe('MCP over Streamable HTTP', () => {
     expect(hijack.status).toBe(403);
     expect(JSON.stringify(hijack.body)).toMatch(/another organization/);
     expect(JSON.stringify(hijack.body)).not.toMatch(/field-notes/);
+    // Within one organization too, a session answers only the key or user that opened it.
+    const orgId = (await rest('GET', '/collections/field-notes')).body.organization_id;
+    const sameOrgToken = (await server.running.core.services.auth.issueToken({ organizationId: orgId, email: 'owner@example.com', role: 'owner' })).access_token;
+    const sameOrg = await http(server.url, 'POST', '/mcp', {
+      token: sameOrgToken,
+      body: { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+    });
+    expect(sameOrg.status).toBe(403);
+    expect(JSON.stringify(sameOrg.body)).toMatch(/another API key or user/);
   });
 
   /** Waits until the fake model has seen no new request for `quietMs`, and returns how many it saw. */
@@ -323,6 +336,19 @@ describe('MCP rate limits, session end and shutdown', () => {
     });
     expect(after.status).toBe(404);
     await closing.close();
+
+    // A caller keeps at most 50 sessions: opening a 51st closes its least recently used.
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'many', version: '1' } } };
+    const opened: string[] = [];
+    for (let i = 0; i < 51; i++) {
+      const response = await http(server!.url, 'POST', '/mcp', { apiKey: server!.apiKey, body: initialize, headers: { accept: 'application/json, text/event-stream' } });
+      opened.push(response.headers.get('mcp-session-id')!);
+    }
+    const listWith = (id: string) =>
+      http(server!.url, 'POST', '/mcp', { apiKey: server!.apiKey, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } });
+    expect((await listWith(opened[0]!)).status).toBe(404);
+    expect((await listWith(opened[1]!)).status).toBe(200);
+    expect((await listWith(opened[50]!)).status).toBe(200);
 
     // Unused for CATCHMENT_MCP_SESSION_IDLE_SECONDS (2 s here): closed.
     const idle = await connect(server!.url, { 'x-api-key': server!.apiKey });

@@ -49,6 +49,7 @@ export class DocumentTools extends ToolGroup {
           chunkLimit: args.chunk_limit,
           maxCharacters: args.max_characters,
         });
+        // The text content holds the chunks joined; the structured content keeps them apart (with their indexes) only.
         const text = page.chunks.map((chunk) => chunk.text).join('\n\n');
         const structured = {
           entity_id: page.entityId,
@@ -66,7 +67,6 @@ export class DocumentTools extends ToolGroup {
           total_chunks: page.totalChunks,
           chunks: page.chunks.map((chunk) => ({ chunk_index: chunk.chunkIndex, text: chunk.text })),
           next_chunk_offset: page.nextChunkOffset,
-          text,
         };
         const first = page.chunks[0]?.chunkIndex;
         const header = [

@@ -1,4 +1,4 @@
-import type { ExecutionResult } from 'graphql';
+import type { DocumentNode, ExecutionResult } from 'graphql';
 import { z } from 'zod';
 import type { GraphQLContext } from '../graphql/context.js';
 import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
@@ -87,7 +87,7 @@ export class SearchTools extends ToolGroup {
    * asked for progress, and the request's abort signal (the client cancelled, or left) closes the
    * stream, which stops the agent.
    */
-  private async agentic(document: ReturnType<SearchTools['compile']>, readableId: string, input: Record<string, unknown>, context: GraphQLContext, extra: ToolExtra) {
+  private async agentic(document: DocumentNode, readableId: string, input: Record<string, unknown>, context: GraphQLContext, extra: ToolExtra) {
     const stream = await subscribeWhileCredentialsHold({ schema: this.deps.schema, document, variableValues: { readableId, input }, contextValue: context });
     if (!(Symbol.asyncIterator in stream)) throw errorOf(stream);
     const stop = () => void stream.return?.();

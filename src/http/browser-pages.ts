@@ -50,7 +50,7 @@ function generatedScript(name: string, body: string): GeneratedScript {
   return { name, body, version: createHash('sha256').update(body).digest('hex').slice(0, 16) };
 }
 
-const ASSET_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
+export const ASSET_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 
 /** Only what the pages load; the browser may run `style` attributes (React, CodeMirror, Swagger UI). */
 const CSP = [
@@ -210,7 +210,7 @@ ${scripts.map((src) => `<script src="${escapeHtml(src)}"></script>`).join('\n')}
 `;
 }
 
-function setPageHeaders(res: Response): void {
+export function setPageHeaders(res: Response): void {
   res.setHeader('Content-Security-Policy', CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');

@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { consoleBuildDir } from '../../src/http/console.js';
+import { startFakeChatCompletions } from '../support/fake-chat-completions.js';
+import { graphql, startTestServer, type TestServer } from '../support/harness.js';
+import { agentReply } from '../support/mcp-fixture.js';
+import { FAST_WORKER } from '../support/sync-helpers.js';
+import { chromiumAvailable, CHROMIUM_PATH, openConsoleBrowser, type ConsoleBrowser } from './browser.js';
+
+/** Set to a folder (npm run web:screenshots) to write the README's screenshots of the main screens. */
+const SCREENSHOTS = process.env.CATCHMENT_CONSOLE_SCREENSHOTS;
+const NOTES = 120;
+/** The notes, gannets.md and the two folders (entities too). */
+const ENTITIES = NOTES + 3;
+
+if (!chromiumAvailable()) {
+  console.warn(`Web console e2e tests SKIPPED: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, as .ci/run does, or set CHROMIUM_PATH).`);
+}
+const describeWithChromium = chromiumAvailable() ? describe : describe.skip;
+
+describeWithChromium('web console in headless Chromium', () => {
+  let server: TestServer;
+  let llm: Awaited<ReturnType<typeof startFakeChatCompletions>>;
+  let receiver: Server;
+  let receiverUrl: string;
+  let folder: string;
+  let browser: ConsoleBrowser;
+  let page: Page;
+
+  const shot = async (name: string) => {
+    if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  };
+  const signIn = async (kind: 'an API key' | 'a bearer token', secret: string) => {
+    await page.goto(`${server.url}/`);
+    await page.getByLabel(kind).check();
+    await page.getByLabel(kind === 'an API key' ? 'API key' : 'Bearer token', { exact: true }).fill(secret);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  };
+  const signOut = () => page.getByRole('button', { name: 'Sign out' }).click();
+
+  beforeAll(async () => {
+    if (!consoleBuildDir()) throw new Error('web/dist is missing: npm install builds the console (npm run web:build)');
+    folder = mkdtempSync(path.join(tmpdir(), 'catchment-console-'));
+    mkdirSync(path.join(folder, 'notes', 'coast'), { recursive: true });
+    writeFileSync(path.join(folder, 'notes', 'coast', 'gannets.md'), '# Gannets\n\nThe gannet colony on the north cliff holds about two thousand nests.\n');
+    for (let i = 0; i < NOTES; i++) writeFileSync(path.join(folder, 'notes', `tide-${i}.md`), `# Tide note ${i}\n\nSpring tide ${i}: the ebb uncovers mussel bed number ${i}.\n`);
+    llm = await startFakeChatCompletions((request, index) => agentReply(request, index, 'quick'));
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    server = await startTestServer({
+      deployment: 'embedded',
+      env: {
+        ...FAST_WORKER,
+        CATCHMENT_LOCAL_FOLDER_ROOTS: folder,
+        CATCHMENT_LLM_URL: llm.url,
+        CATCHMENT_WEBHOOKS_ALLOW_HTTP: 'true',
+        CATCHMENT_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+    });
+    if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await openConsoleBrowser(server.url);
+    page = browser.page;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await llm?.close();
+    receiver?.close();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  test('GET / is the console, built and served by the API server, with API paths unchanged', async () => {
+    const response = await page.goto(`${server.url}/`);
+    expect(response!.status()).toBe(200);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect(page.title()).resolves.toBe('Catchment console');
+    await shot('sign-in');
+    const health = await fetch(`${server.url}/healthz`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    expect((await fetch(`${server.url}/collections`)).status).toBe(401);
+  });
+
+  test('sign in, create a collection, connect a folder (422 at the field), watch the sync live to COMPLETED', async () => {
+    await signIn('an API key', server.apiKey);
+    // The key is kept for the tab only.
+    expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['catchment.credentials']);
+
+    await page.getByLabel('Name', { exact: true }).fill('Field notes');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('link', { name: 'Field notes' }).click();
+    await page.getByRole('heading', { name: /Field notes/, level: 1 }).waitFor();
+
+    await page.getByLabel('Source', { exact: true }).selectOption('local_folder');
+    await page.getByLabel('Connection name').fill('Coast notes');
+    await page.getByLabel(/Folder path/).fill('/etc');
+    await page.getByRole('button', { name: 'Connect and sync' }).click();
+    // The service's 422 issue for config.path, shown at the field.
+    const pathError = page.locator('#config-path-error');
+    await pathError.waitFor();
+    expect(await pathError.textContent()).toMatch(/root|allow/i);
+    expect(await page.getByLabel(/Folder path/).getAttribute('aria-invalid')).toBe('true');
+
+    // Every status and inserted count the page shows, as the DOM changes (no reloads, no polling).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seenProgress: string[] }).seenProgress = seen;
+      new MutationObserver(() => {
+        const status = document.querySelector('[data-testid="job-status"]')?.textContent;
+        const inserted = [...document.querySelectorAll('.progress div')].find((d) => d.querySelector('dt')?.textContent === 'Inserted')?.querySelector('dd')?.textContent;
+        const entry = `${status}:${inserted}`;
+        if (status && seen.at(-1) !== entry) seen.push(entry);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    const streams: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/graphql/stream')) streams.push(request.postData() ?? '');
+    });
+    await page.getByLabel(/Folder path/).fill(folder);
+    await page.getByRole('button', { name: 'Connect and sync' }).click();
+    await page.getByTestId('job-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 45_000 });
+    const seen = await page.evaluate(() => (window as unknown as { seenProgress: string[] }).seenProgress);
+    console.log(`progress seen by the page: ${seen.join(' → ')}`);
+    expect(seen.at(-1)).toBe(`COMPLETED:${ENTITIES}`);
+    // Counts moved while the job ran: at least one value between none and all of them was drawn.
+    expect(seen.some((entry) => entry.startsWith('RUNNING:') && Number(entry.split(':')[1]) > 0 && Number(entry.split(':')[1]) < ENTITIES)).toBe(true);
+    expect(streams.some((body) => body.includes('syncJobProgress'))).toBe(true);
+    await page.getByText(`${ENTITIES} entities`).waitFor();
+    await page.getByText('Job history').click();
+    await page.locator('details table tbody tr').first().waitFor();
+    expect(await page.locator('details table tbody tr').first().textContent()).toContain('COMPLETED');
+    await shot('collection');
+  });
+
+  test('search: every tier shows results with breadcrumbs and links; the agentic steps appear as they stream', async () => {
+    await page.getByRole('link', { name: 'Search this collection' }).click();
+    await page.getByRole('searchbox', { name: 'Query' }).fill('gannet colony nests');
+    for (const tier of ['instant', 'classic']) {
+      await page.getByLabel('Tier').selectOption(tier);
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      const first = page.locator('.result').first();
+      await first.waitFor();
+      expect(await first.textContent()).toContain('gannets.md');
+      expect(await first.locator('.crumbs').textContent()).toContain('coast');
+    }
+    await expect(page.locator('.plan').textContent()).resolves.toMatch(/Plan \(language_model/);
+
+    await page.getByRole('button', { name: 'Add condition' }).click();
+    await page.getByLabel('Field', { exact: true }).selectOption('name');
+    await page.getByLabel('Operator').selectOption('equals');
+    await page.getByLabel('Value').fill('tide-7.md');
+    await page.getByLabel('Tier').selectOption('instant');
+    await page.getByLabel('Strategy').selectOption('keyword');
+    await page.getByRole('searchbox', { name: 'Query' }).fill('spring tide ebb');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('heading', { name: 'Results (1)' }).waitFor();
+    expect(await page.locator('.result h3').textContent()).toContain('tide-7.md');
+    await page.getByRole('button', { name: 'Remove' }).click();
+
+    await page.getByLabel('Tier').selectOption('agentic');
+    await page.getByRole('searchbox', { name: 'Query' }).fill('gannet colony nests');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.locator('.agent-steps li[data-event="AgentDoneEvent"]').waitFor({ timeout: 30_000 });
+    const steps = await page.locator('.agent-steps li').evaluateAll((items) => items.map((item) => item.getAttribute('data-event')));
+    expect(steps[0]).toBe('AgentStartedEvent');
+    expect(steps).toContain('AgentToolCallEvent');
+    expect(steps.at(-1)).toBe('AgentDoneEvent');
+    expect(await page.locator('.result').first().textContent()).toContain('gannets.md');
+    await shot('search');
+  });
+
+  test('webhooks: an admin bearer token creates a subscription; its messages and attempts are listed', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('note').filter({ hasText: 'bearer token' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Create subscription' }).isDisabled()).toBe(true);
+
+    const viewer = await graphql(server.url, '{ viewer { organization { id } } }', {}, { apiKey: server.apiKey });
+    const token = await server.running.core.services.auth.issueToken({ organizationId: viewer.body.data.viewer.organization.id, email: 'admin@example.com', role: 'admin' });
+    await signOut();
+    await signIn('a bearer token', token.access_token);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(receiverUrl);
+    await page.getByLabel('collection.created').check();
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.getByRole('cell', { name: receiverUrl }).waitFor();
+
+    await page.getByRole('link', { name: 'Collections' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Hooked');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('link', { name: 'Hooked' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const message = page.getByRole('list', { name: 'Webhook messages' }).getByRole('button', { name: /collection\.created/ }).first();
+    for (let i = 0; i < 50 && !(await message.isVisible()); i++) {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(200);
+    }
+    await message.click();
+    await page.getByRole('heading', { name: 'Delivery attempts' }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    await shot('webhooks');
+  });
+
+  test("isolation: another organization's key sees none of it", async () => {
+    const other = await server.running.core.services.organizations.createOrganization('Other org');
+    await signOut();
+    await signIn('an API key', other.api_key);
+    await page.getByText('No collections yet.').waitFor();
+    await page.goto(`${server.url}/#/collections/field-notes`);
+    await page.getByRole('alert').filter({ hasText: 'No collection' }).waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No subscriptions.').waitFor();
+    await page.getByText('No messages yet.').waitFor();
+  });
+
+  test('no script errors, and no request left the server', () => {
+    expect(browser.scriptErrors).toEqual([]);
+    expect(browser.outsideRequests).toEqual([]);
+  });
+});

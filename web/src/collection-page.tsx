@@ -1,0 +1,213 @@
+import { useEffect, useState } from 'react';
+import { AddConnection } from './add-connection';
+import {
+  CancelSyncDocument,
+  CollectionPageDocument,
+  DeleteConnectionDocument,
+  JobProgressDocument,
+  RunSyncDocument,
+  SyncJobsDocument,
+  type ConnectionFieldsFragment,
+  type JobFieldsFragment,
+} from './generated';
+import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, useApi, useLoad } from './ui';
+import type { ApiError } from './api';
+
+const FINISHED = ['COMPLETED', 'FAILED', 'CANCELLED'];
+
+/** A job's record, kept current by the syncJobProgress subscription while it runs. */
+function useLiveJob(job: JobFieldsFragment | null, onFinished: () => void): JobFieldsFragment | null {
+  const api = useApi();
+  const [live, setLive] = useState(job);
+  useEffect(() => setLive(job), [job]);
+  const id = job && !FINISHED.includes(job.status) ? job.id : null;
+  useEffect(() => {
+    if (!id) return;
+    return api.subscribe(
+      JobProgressDocument,
+      { jobId: id },
+      {
+        next: ({ syncJobProgress }) => setLive(syncJobProgress),
+        error: () => undefined,
+        done: onFinished,
+      },
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [api, id]);
+  return live;
+}
+
+function JobProgress({ job }: { job: JobFieldsFragment }) {
+  const processed = job.entitiesInserted + job.entitiesUpdated + job.entitiesDeleted + job.entitiesSkipped + job.entitiesFailed;
+  const seconds = job.durationSeconds ?? (job.startedAt ? (Date.now() - Date.parse(job.startedAt)) / 1000 : 0);
+  const rate = seconds > 0 ? processed / seconds : 0;
+  return (
+    <dl className="progress" aria-live="polite" aria-label="Sync progress">
+      <div>
+        <dt>Status</dt>
+        <dd data-testid="job-status">
+          <StatusBadge status={job.status} />
+        </dd>
+      </div>
+      <div>
+        <dt>Found</dt>
+        <dd>{processed}</dd>
+      </div>
+      <div>
+        <dt>Inserted</dt>
+        <dd>{job.entitiesInserted}</dd>
+      </div>
+      <div>
+        <dt>Updated</dt>
+        <dd>{job.entitiesUpdated}</dd>
+      </div>
+      <div>
+        <dt>Deleted</dt>
+        <dd>{job.entitiesDeleted}</dd>
+      </div>
+      <div>
+        <dt>Unchanged</dt>
+        <dd>{job.entitiesSkipped}</dd>
+      </div>
+      <div>
+        <dt>Errors</dt>
+        <dd>{job.entitiesFailed}</dd>
+      </div>
+      <div>
+        <dt>Rate</dt>
+        <dd>{rate.toFixed(1)}/s</dd>
+      </div>
+      {job.error && (
+        <div className="wide">
+          <dt>Error</dt>
+          <dd className="error">{job.error}</dd>
+        </div>
+      )}
+    </dl>
+  );
+}
+
+function JobHistory({ connectionId, round }: { connectionId: string; round: number }) {
+  const api = useApi();
+  const { data, error } = useLoad(() => api.request(SyncJobsDocument, { sourceConnectionId: connectionId }), [connectionId, round]);
+  return (
+    <details>
+      <summary>Job history</summary>
+      <ErrorNote error={error} />
+      {data && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Started</th>
+              <th scope="col">Trigger</th>
+              <th scope="col">Status</th>
+              <th scope="col">Inserted / updated / deleted / unchanged / failed</th>
+              <th scope="col">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.syncJobs.map((job) => (
+              <tr key={job.id}>
+                <td>{formatDate(job.startedAt ?? job.createdAt)}</td>
+                <td>{job.trigger}</td>
+                <td>
+                  <StatusBadge status={job.status} />
+                </td>
+                <td>
+                  {job.entitiesInserted} / {job.entitiesUpdated} / {job.entitiesDeleted} / {job.entitiesSkipped} / {job.entitiesFailed}
+                </td>
+                <td>{job.durationSeconds === null ? '—' : `${job.durationSeconds.toFixed(1)} s`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </details>
+  );
+}
+
+function ConnectionCard({ connection, onChanged }: { connection: ConnectionFieldsFragment; onChanged: () => void }) {
+  const api = useApi();
+  const [error, setError] = useState<ApiError | null>(null);
+  const [round, setRound] = useState(0);
+  const [started, setStarted] = useState<JobFieldsFragment | null>(null);
+  const lastJob = started ?? connection.sync.lastJob;
+  const job = useLiveJob(lastJob, () => {
+    setRound((n) => n + 1);
+    onChanged();
+  });
+  const running = job !== null && !FINISHED.includes(job.status);
+  const act = async (action: () => Promise<void>) => {
+    try {
+      await action();
+      setError(null);
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <article className="connection" aria-label={`Connection ${connection.name}`}>
+      <header>
+        <h3>
+          {connection.name} <span className="muted">({connection.shortName})</span>
+        </h3>
+        <StatusBadge status={connection.status} />
+      </header>
+      <p>
+        {connection.entityCount} entities · runs {connection.sync.totalRuns} ({connection.sync.failedRuns} failed) · schedule{' '}
+        {connection.schedule.continuous ? 'continuous' : connection.schedule.cron ? <code>{connection.schedule.cron}</code> : 'none'} · next run{' '}
+        {formatDate(connection.schedule.nextRun)}
+      </p>
+      {connection.errorMessage && <p className="error">Last error: {connection.errorMessage}</p>}
+      {job && <JobProgress job={job} />}
+      <div className="actions">
+        <button type="button" disabled={running} onClick={() => act(async () => setStarted((await api.request(RunSyncDocument, { sourceConnectionId: connection.id })).runSync))}>
+          Run sync
+        </button>
+        <button
+          type="button"
+          disabled={!running}
+          onClick={() => act(async () => setStarted((await api.request(CancelSyncDocument, { sourceConnectionId: connection.id, jobId: job!.id })).cancelSync))}
+        >
+          Cancel sync
+        </button>
+        <ConfirmButton
+          label="Delete connection"
+          question={`Delete the connection "${connection.name}" and its data? This cannot be undone.`}
+          onConfirm={() => void act(async () => (await api.request(DeleteConnectionDocument, { id: connection.id }), onChanged()))}
+        />
+      </div>
+      <ErrorNote error={error} />
+      <JobHistory connectionId={connection.id} round={round} />
+    </article>
+  );
+}
+
+export function CollectionPage({ readableId }: { readableId: string }) {
+  const api = useApi();
+  const { data, error, reload } = useLoad(() => api.request(CollectionPageDocument, { readableId }), [readableId]);
+  if (error) return <ErrorNote error={error} />;
+  if (!data) return <p>Loading…</p>;
+  if (!data.collection) return <p role="alert">No collection “{readableId}” in this organization.</p>;
+  return (
+    <>
+      <p className="crumbs">
+        <a href="#/">Collections</a> / {data.collection.name}
+      </p>
+      <h1>
+        {data.collection.name} <StatusBadge status={data.collection.status} />
+      </h1>
+      <p>
+        <code>{data.collection.readableId}</code> · model {data.collection.embeddingModelName} ·{' '}
+        <a href={`#/collections/${encodeURIComponent(readableId)}/search`}>Search this collection</a>
+      </p>
+      <Section title="Connections">
+        {data.sourceConnections.length === 0 && <p>No connections yet: add one below.</p>}
+        {data.sourceConnections.map((connection) => (
+          <ConnectionCard key={connection.id} connection={connection} onChanged={reload} />
+        ))}
+      </Section>
+      <AddConnection readableId={readableId} onCreated={reload} />
+    </>
+  );
+}

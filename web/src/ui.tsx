@@ -1,0 +1,69 @@
+import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
+import { ApiError, type Api } from './api';
+
+export const ApiContext = createContext<Api | null>(null);
+
+export function useApi(): Api {
+  const api = useContext(ApiContext);
+  if (!api) throw new Error('useApi outside a signed-in console');
+  return api;
+}
+
+/** Loads with `load` now and whenever `reload` is called; keeps the last data while reloading. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: ApiError | null; reload: () => void } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let current = true;
+    load().then(
+      (value) => current && (setData(value), setError(null)),
+      (failure: unknown) => current && setError(asApiError(failure)),
+    );
+    return () => {
+      current = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, round]);
+  return { data, error, reload: useCallback(() => setRound((n) => n + 1), []) };
+}
+
+export const asApiError = (failure: unknown) => (failure instanceof ApiError ? failure : new ApiError(String((failure as Error)?.message ?? failure), 'ERROR'));
+
+export function ErrorNote({ error }: { error: ApiError | null }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {error.message} {error.code !== 'ERROR' && <span className="code">({error.code})</span>}
+    </p>
+  );
+}
+
+export function formatDate(value: string | null | undefined): string {
+  return value ? new Date(value).toLocaleString() : '—';
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
+}
+
+/** A button that asks before it does something that cannot be undone. */
+export function ConfirmButton({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void }) {
+  return (
+    <button type="button" className="danger" onClick={() => window.confirm(question) && onConfirm()}>
+      {label}
+    </button>
+  );
+}
+
+export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  return (
+    <section className="panel" aria-label={title}>
+      <div className="panel-head">
+        <h2>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}

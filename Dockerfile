@@ -1,0 +1,35 @@
+# Catchment's image: the API and the worker (same image, another command), embedded or against servers.
+#   docker build -t catchment .
+#   docker run -p 8080:8080 -v catchment-data:/data catchment        (embedded: everything under /data)
+# The build context is what .dockerignore leaves: never data/, .env, node_modules or tests (test/docker-context.test.ts).
+
+# Build stage: every dependency, to build the web console.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Install scripts are skipped as on the machines Catchment is developed on; the console is built below.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY . .
+RUN mkdir -p web/dist && npm run --if-present web:build
+
+# Runtime stage: production dependencies and the files the process reads, owned by root and run as `node`.
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    CATCHMENT_DATA_DIR=/data
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+COPY tsconfig.json .swcrc ./
+COPY bin ./bin
+COPY src ./src
+COPY openapi ./openapi
+COPY --from=build /app/web/dist ./web/dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --retries=10 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "bin/catchment.js", "start"]

@@ -58,6 +58,9 @@ describe('MCP over stdio (catchment mcp)', () => {
     expect(read).toMatchObject({ entity_id: 'guide', chunks: [{ chunk_index: 0 }], next_chunk_offset: 1 });
     const children = structured((await client.callTool({ name: 'browse', arguments: { collection: 'field-notes', entity_id: 'folder-field' } })) as CallToolResult);
     expect(children.entities).toHaveLength(3);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['catchment://collections/field-notes']);
+    const resource = await client.readResource({ uri: 'catchment://collections/field-notes' });
+    expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ readable_id: 'field-notes', entity_count: MCP_DOCUMENTS.length });
     const connections = structured((await client.callTool({ name: 'list_source_connections', arguments: { collection: 'field-notes' } })) as CallToolResult);
     expect(connections.source_connections[0].latest_jobs[0]).toMatchObject({ status: 'COMPLETED' });
   });

@@ -82,6 +82,16 @@ describe('MCP over Streamable HTTP', () => {
     ]);
   });
 
+  test('one resource per collection: its status, sources, entity count and last sync', async () => {
+    const { resources } = await client.listResources();
+    expect(resources).toEqual([
+      { uri: 'catchment://collections/field-notes', name: 'field-notes', title: 'Field notes', mimeType: 'application/json', description: expect.stringMatching(/^ACTIVE; 4 entities from Notebook \(push\); last sync COMPLETED /) },
+    ]);
+    const { contents } = await client.readResource({ uri: 'catchment://collections/field-notes' });
+    expect(JSON.parse((contents[0] as { text: string }).text)).toMatchObject({ readable_id: 'field-notes', sources: [{ source_connection_id: pushConnectionId, short_name: 'push' }], entity_count: 4 });
+    await expect(client.readResource({ uri: 'catchment://collections/nope' })).rejects.toThrow(/Collection "nope" not found/);
+  });
+
   test('search: instant and classic answer what REST search answers, with filters and paging', async () => {
     for (const retrieval_strategy of ['keyword', 'hybrid', 'semantic']) {
       const viaMcp = structured(await call(client, 'search', { collection: 'field-notes', query: 'gannet colony', retrieval_strategy, limit: 3 }));
@@ -215,6 +225,8 @@ describe('MCP over Streamable HTTP', () => {
     const other = await server.running.core.services.organizations.createOrganization('Other org');
     const outsider = await open({ 'x-api-key': other.api_key });
     expect(structured(await call(outsider, 'list_collections', {})).collections).toEqual([]);
+    expect((await outsider.listResources()).resources).toEqual([]);
+    await expect(outsider.readResource({ uri: 'catchment://collections/field-notes' })).rejects.toThrow(/not found/);
     for (const [name, args] of [
       ['search', { collection: 'field-notes', query: 'gannet' }],
       ['read_document', { collection: 'field-notes', entity_id: 'birds' }],

@@ -1,4 +1,6 @@
+import { ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import type { GraphQLContext } from '../graphql/context.js';
 import { checkAccess, type GuardRule } from '../graphql/guard.js';
 import { renameKeys, snakeCase } from '../shared/case.js';
 import { NotFoundError } from '../shared/errors.js';
@@ -25,6 +27,11 @@ const toSnake = <T>(value: unknown) => renameKeys(value, snakeCase, OPAQUE) as T
 type Job = Record<string, unknown> & { completed_at: string | null; status: string };
 type Connection = { id: string; name: string; short_name: string; readable_collection_id: string; status: string; entity_count: number; sync: { last_job: Job | null } };
 type Collection = { readable_id: string; name: string; status: string; created_at: string; modified_at: string };
+type CollectionSummary = Collection & {
+  sources: { source_connection_id: string; name: string; short_name: string; status: string; entity_count: number }[];
+  entity_count: number;
+  last_sync: { status: string; completed_at: string | null } | null;
+};
 
 /**
  * Members may start syncs over REST and GraphQL; through MCP it takes an admin: an agent loop on a
@@ -38,13 +45,16 @@ const GRAPHQL_STATUS: Record<string, string> = { NEEDS_SOURCE: 'NEEDS SOURCE' };
 /** Collections and their source connections: what there is to search, how fresh it is, and syncing it. */
 export class CollectionTools extends ToolGroup {
   register(): void {
-    this.listCollections();
+    const summaries = this.collectionSummaries();
+    this.listCollections(summaries);
+    this.collectionResources(summaries);
     this.listSourceConnections();
     this.runSync();
     this.addDocument();
   }
 
-  private listCollections(): void {
+  /** Collections with their sources, entity counts and last sync: list_collections and the collection resources. */
+  private collectionSummaries(): (context: GraphQLContext, page: { limit: number; search: string | null }) => Promise<CollectionSummary[]> {
     const document = this.compile(
       'list_collections',
       `query ($limit: Int!, $search: String) {
@@ -52,6 +62,26 @@ export class CollectionTools extends ToolGroup {
         sourceConnections(skip: 0, limit: 1000) { ...McpConnectionFields }
       } ${CONNECTION_FIELDS}`,
     );
+    return async (context, page) => {
+      const data = toSnake<{ collections: Collection[]; source_connections: Connection[] }>(await this.run(document, page, context));
+      return data.collections.map((collection) => {
+        const connections = data.source_connections.filter((c) => c.readable_collection_id === collection.readable_id);
+        const lastSync = connections
+          .map((c) => c.sync.last_job)
+          .filter((job): job is Job => job !== null)
+          .sort((a, b) => String(b.completed_at ?? '').localeCompare(String(a.completed_at ?? '')))[0];
+        return {
+          ...collection,
+          status: GRAPHQL_STATUS[collection.status] ?? collection.status,
+          sources: connections.map((c) => ({ source_connection_id: c.id, name: c.name, short_name: c.short_name, status: c.status, entity_count: c.entity_count })),
+          entity_count: connections.reduce((sum, c) => sum + c.entity_count, 0),
+          last_sync: lastSync ? { status: lastSync.status, completed_at: lastSync.completed_at } : null,
+        };
+      });
+    };
+  }
+
+  private listCollections(summaries: ReturnType<CollectionTools['collectionSummaries']>): void {
     this.tool(
       'list_collections',
       {
@@ -65,23 +95,33 @@ export class CollectionTools extends ToolGroup {
         annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
       },
       async ({ search, limit }, context) => {
-        const data = toSnake<{ collections: Collection[]; source_connections: Connection[] }>(await this.run(document, { limit, search: search ?? null }, context));
-        const collections = data.collections.map((collection) => {
-          const connections = data.source_connections.filter((c) => c.readable_collection_id === collection.readable_id);
-          const lastSync = connections
-            .map((c) => c.sync.last_job)
-            .filter((job): job is Job => job !== null)
-            .sort((a, b) => String(b.completed_at ?? '').localeCompare(String(a.completed_at ?? '')))[0];
-          return {
-            ...collection,
-            status: GRAPHQL_STATUS[collection.status] ?? collection.status,
-            sources: connections.map((c) => ({ source_connection_id: c.id, name: c.name, short_name: c.short_name, status: c.status, entity_count: c.entity_count })),
-            entity_count: connections.reduce((sum, c) => sum + c.entity_count, 0),
-            last_sync: lastSync ? { status: lastSync.status, completed_at: lastSync.completed_at } : null,
-          };
-        });
+        const collections = await summaries(context, { limit, search: search ?? null });
         return toolResult({ collections }, `${collections.length} collection(s).`);
       },
+    );
+  }
+
+  /**
+   * One resource per collection (`catchment://collections/{readable_id}`, JSON: what list_collections
+   * says of it), for clients that let a user attach a collection's description to a conversation.
+   */
+  private collectionResources(summaries: ReturnType<CollectionTools['collectionSummaries']>): void {
+    const uriOf = (readableId: string) => `catchment://collections/${encodeURIComponent(readableId)}`;
+    const describeCollection = (c: CollectionSummary) =>
+      `${c.status}; ${c.entity_count} entities from ${c.sources.map((s) => `${s.name} (${s.short_name})`).join(', ') || 'no source yet'}; last sync ${c.last_sync ? `${c.last_sync.status} ${c.last_sync.completed_at ?? ''}`.trim() : 'never'}`;
+    const template = new ResourceTemplate('catchment://collections/{readable_id}', {
+      list: (extra) =>
+        this.resource(extra, async (context) => ({
+          resources: (await summaries(context, { limit: 1000, search: null })).map((c) => ({ uri: uriOf(c.readable_id), name: c.readable_id, title: c.name, description: describeCollection(c), mimeType: 'application/json' })),
+        })),
+    });
+    this.server.registerResource('collection', template, { title: 'Collection', description: 'A collection: status, sources, entity count and last sync.', mimeType: 'application/json' }, (uri, variables, extra) =>
+      this.resource(extra, async (context) => {
+        const readableId = decodeURIComponent(String(variables.readable_id));
+        const found = (await summaries(context, { limit: 1000, search: readableId })).find((c) => c.readable_id === readableId);
+        if (!found) throw NotFoundError.of('Collection', readableId);
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ ...found, description: describeCollection(found) }, null, 2) }] };
+      }),
     );
   }
 

@@ -3,7 +3,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -88,8 +95,14 @@ export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   // Wrong credentials or an unreachable server end the command now, with a message, not at the first tool call.
   const first = await remote.open();
 
-  const local = new Server({ name: 'catchment', title: 'Catchment', version }, { capabilities: { tools: { listChanged: false } }, instructions: first.getInstructions() });
+  const local = new Server(
+    { name: 'catchment', title: 'Catchment', version },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: first.getInstructions() },
+  );
   local.setRequestHandler(ListToolsRequestSchema, (request, extra) => remote.request((client) => client.listTools(request.params, { signal: extra.signal })));
+  local.setRequestHandler(ListResourcesRequestSchema, (request, extra) => remote.request((client) => client.listResources(request.params, { signal: extra.signal })));
+  local.setRequestHandler(ListResourceTemplatesRequestSchema, (request, extra) => remote.request((client) => client.listResourceTemplates(request.params, { signal: extra.signal })));
+  local.setRequestHandler(ReadResourceRequestSchema, (request, extra) => remote.request((client) => client.readResource(request.params, { signal: extra.signal })));
   local.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const progressToken = request.params._meta?.progressToken;
     return remote.request((client) =>

@@ -1,6 +1,6 @@
 import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type ServerNotification, type ServerRequest, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { ZodRawShape } from 'zod';
@@ -75,6 +75,17 @@ export class ToolGroup {
       }
     }) as ToolCallback<Shape>;
     this.server.registerTool(name, { ...config, annotations: { ...config.annotations, title: config.title, openWorldHint: false } }, callback);
+  }
+
+  /** Runs a resource callback with the caller's context; failures become protocol errors worded as for tools. */
+  protected async resource<T>(extra: ToolExtra, read: (context: GraphQLContext) => Promise<T>): Promise<T> {
+    try {
+      return await read(this.contextOf(extra));
+    } catch (error) {
+      if (error instanceof DomainError) throw new McpError(error instanceof NotFoundError ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest, describe(error));
+      this.deps.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'MCP resource failed');
+      throw new McpError(ErrorCode.InternalError, 'Internal error while reading the resource; try again later.');
+    }
   }
 
   private contextOf(extra: ToolExtra): GraphQLContext {

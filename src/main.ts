@@ -67,7 +67,7 @@ async function serve(config: Config, roles: Roles): Promise<void> {
   const logger = createLogger(config.logLevel);
   const running = await startServer(config, logger, roles);
   const lines = roles.api
-    ? [`Catchment is listening on ${running.url}`, `  GraphQL playground: ${running.url}/graphql`, `  REST reference:     ${running.url}/docs`]
+    ? [`Catchment is listening on ${running.url}`, `  Web console:        ${running.url}/`, `  GraphQL playground: ${running.url}/graphql`, `  REST reference:     ${running.url}/docs`]
     : ['Catchment worker is running'];
   if (running.bootstrapOrganizationId) lines.push(`  Default organization: ${running.bootstrapOrganizationId}`);
   if (running.bootstrapApiKey) {

@@ -5,6 +5,7 @@ import { PAGE_LIMIT } from '../collections/collection.service.js';
 import { SyncConfigInput } from '../collections/collection.types.js';
 import { SyncJob } from '../sync/sync-job.types.js';
 import type { SyncJobView } from '../sync/sync-job.view.js';
+import { FINISHED_JOB_STATUSES } from '../sync/sync-job.entity.js';
 import { jobProgressTopic } from '../sync/sync.service.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { SourceConnection, SourceConnectionCreateInput, SourceConnectionUpdateInput } from './source-connection.types.js';
@@ -88,11 +89,33 @@ export class SourceConnectionResolver {
       const principal = await checkAccess(context, read);
       const job = await context.services.sync.job(principal, args.jobId);
       if (!job) throw NotFoundError.of('Sync job', args.jobId);
-      return context.services.pubsub.subscribe(jobProgressTopic(job.id));
+      // Subscribed before the status is read again, so a job finishing in between is not missed.
+      const updates = context.services.pubsub.subscribe<SyncJobView>(jobProgressTopic(job.id));
+      const current = await context.services.sync.job(principal, args.jobId);
+      return untilFinished(current ?? job, updates);
     },
   })
   syncJobProgress(@Root() job: SyncJobView, @Arg('jobId', () => ID) _jobId: string): SyncJob {
     return revive(job);
+  }
+}
+
+/**
+ * The job's updates until it finishes: the stream (and its HTTP response) then completes instead of
+ * staying open. A job already finished when subscribed to is sent once.
+ */
+async function* untilFinished(current: SyncJobView, updates: AsyncIterableIterator<SyncJobView>): AsyncGenerator<SyncJobView> {
+  try {
+    if (FINISHED_JOB_STATUSES.includes(current.status)) {
+      yield current;
+      return;
+    }
+    for await (const job of updates) {
+      yield job;
+      if (FINISHED_JOB_STATUSES.includes(job.status)) return;
+    }
+  } finally {
+    await updates.return?.();
   }
 }
 

@@ -123,6 +123,9 @@ export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `
 const rawEntityKey = (prefix: string, entityId: string) => `${prefix}/entities/${sha256(entityId)}.json`;
 const rawFileKey = (prefix: string, entityId: string) => `${prefix}/files/${sha256(entityId)}`;
 
+/** The longest a read batch waits for more items before it is written and its progress published. */
+export const PROGRESS_INTERVAL_MS = 250;
+
 /**
  * Pulls a source run through hashing, chunking, embedding and the enabled handlers (vector index,
  * raw data store, entity table), batch by batch. Each batch is committed before the next starts,
@@ -151,9 +154,12 @@ export class SyncPipeline {
     };
     try {
       let batch: SourceItem[] = [];
+      let batchStarted = Date.now();
       for await (const item of run.source.items) {
+        if (batch.length === 0) batchStarted = Date.now();
         batch.push(item);
-        if (batch.length >= this.deps.batchSize) {
+        // A slow source flushes a part-filled batch, so progress shows while it is read, not once per batch.
+        if (batch.length >= this.deps.batchSize || Date.now() - batchStarted >= PROGRESS_INTERVAL_MS) {
           await flush(batch);
           batch = [];
         }

@@ -13,8 +13,8 @@ import { authInfoOf } from './tool-kit.js';
 const SESSIONS_PER_CALLER = 50;
 
 interface Session {
+  /** Holds the session's MCP server (connected to it). */
   transport: StreamableHTTPServerTransport;
-  server: McpServer;
   /** The caller that opened it: every later request on it must come from the same one. */
   owner: string;
   organizationId: string;
@@ -68,7 +68,7 @@ export function mcpEndpoint(
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, owner, organizationId: principal.organizationId, lastUsed: Date.now(), inFlight: 0 });
+        sessions.set(id, { transport, owner, organizationId: principal.organizationId, lastUsed: Date.now(), inFlight: 0 });
       },
       onsessionclosed: (id) => {
         sessions.delete(id);
@@ -92,11 +92,9 @@ export function mcpEndpoint(
       return jsonRpcError(res, 400, 'Bad Request: send an initialize request without an Mcp-Session-Id header to open a session, then that header on every request');
     }
     const session = sessions.get(sessionId);
-    if (!session) return jsonRpcError(res, 404, 'Session not found: it was closed or expired; initialize a new one');
-    if (session.owner !== ownerOf(principal)) {
-      const whose = session.organizationId === principal.organizationId ? 'another API key or user' : 'another organization';
-      return jsonRpcError(res, 403, `Forbidden: this session belongs to ${whose}`);
-    }
+    // Another organization's session is as unknown as any other of its resources (404 on every path).
+    if (!session || session.organizationId !== principal.organizationId) return jsonRpcError(res, 404, 'Session not found: it was closed or expired; initialize a new one');
+    if (session.owner !== ownerOf(principal)) return jsonRpcError(res, 403, 'Forbidden: this session belongs to another API key or user of this organization');
     session.lastUsed = Date.now();
     // Shutting down: no new server stream (the SDK's client reopens a closed one after a second).
     if (draining && req.method === 'GET') return jsonRpcError(res, 503, 'Shutting down');

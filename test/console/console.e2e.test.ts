@@ -14,7 +14,7 @@ import { chromiumAvailable, CHROMIUM_PATH, openConsoleBrowser, type ConsoleBrows
 
 /** Set to a folder (npm run web:screenshots) to write the README's screenshots of the main screens. */
 const SCREENSHOTS = process.env.CATCHMENT_CONSOLE_SCREENSHOTS;
-const NOTES = 120;
+const NOTES = 400;
 /** The notes, gannets.md and the two folders (entities too). */
 const ENTITIES = NOTES + 3;
 
@@ -91,7 +91,13 @@ describeWithChromium('web console in headless Chromium', () => {
   });
 
   test('sign in, create a collection, connect a folder (422 at the field), watch the sync live to COMPLETED', async () => {
+    const collectionStream = page.waitForResponse((response) => response.url().endsWith('/graphql/stream') && (response.request().postData() ?? '').includes('collectionEvents'));
     await signIn('an API key', server.apiKey);
+    // A collection made elsewhere appears without a reload (the collectionEvents subscription).
+    await collectionStream;
+    await page.waitForTimeout(300);
+    await graphql(server.url, 'mutation { createCollection(input: { name: "Made elsewhere" }) { id } }', {}, { apiKey: server.apiKey });
+    await page.getByRole('link', { name: 'Made elsewhere' }).waitFor({ timeout: 10_000 });
     // The key is kept for the tab only.
     expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
     expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['catchment.credentials']);

@@ -1,5 +1,5 @@
-import { useState, type FormEvent } from 'react';
-import { CollectionsDocument, CreateCollectionDocument, DeleteCollectionDocument, RenameCollectionDocument } from './generated';
+import { useEffect, useState, type FormEvent } from 'react';
+import { CollectionEventsDocument, CollectionsDocument, CreateCollectionDocument, DeleteCollectionDocument, RenameCollectionDocument } from './generated';
 import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, useApi, useLoad } from './ui';
 import type { ApiError } from './api';
 
@@ -10,6 +10,8 @@ export function CollectionsPage() {
   const [name, setName] = useState('');
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [renaming, setRenaming] = useState<{ readableId: string; name: string } | null>(null);
+  // Collections made, renamed or deleted elsewhere (another tab, the API) show up without a reload.
+  useEffect(() => api.subscribe(CollectionEventsDocument, {}, { next: reload, error: () => undefined, done: () => undefined }), [api, reload]);
 
   const act = async (action: () => Promise<unknown>) => {
     try {

@@ -54,6 +54,11 @@ export type CollectionCreateInput = {
   syncConfig?: SyncConfigInput | null | undefined;
 };
 
+export type CollectionEventType =
+  | 'CREATED'
+  | 'DELETED'
+  | 'UPDATED';
+
 /** Derived from the connections: ACTIVE when one has completed a sync or is syncing; ERROR when all failed their last sync; otherwise NEEDS_SOURCE (REST writes it "NEEDS SOURCE"). */
 export type CollectionStatus =
   | 'ACTIVE'
@@ -313,6 +318,11 @@ export type DeleteWebhookMutationVariables = Exact<{
 
 export type DeleteWebhookMutation = { deleteWebhookSubscription: { id: string } };
 
+export type CollectionEventsSubscriptionVariables = Exact<{ [key: string]: never; }>;
+
+
+export type CollectionEventsSubscription = { collectionEvents: { type: CollectionEventType, collection: { readableId: string } } };
+
 /** An operation's text, carrying its result and variables types. */
 export type TypedDocument<Result, Variables> = string & { readonly __types?: [Result, Variables] };
 export const ViewerDocument = "query Viewer {\n  viewer {\n    kind\n    role\n    email\n    organization {\n      id\n      name\n    }\n  }\n}" as TypedDocument<ViewerQuery, ViewerQueryVariables>;
@@ -337,3 +347,4 @@ export const CreateWebhookDocument = "mutation CreateWebhook($input: WebhookSubs
 export const SetWebhookDisabledDocument = "mutation SetWebhookDisabled($id: ID!, $disabled: Boolean!) {\n  updateWebhookSubscription(id: $id, input: {disabled: $disabled}) {\n    id\n    disabled\n  }\n}" as TypedDocument<SetWebhookDisabledMutation, SetWebhookDisabledMutationVariables>;
 export const RecoverWebhookDocument = "mutation RecoverWebhook($subscriptionId: ID!, $since: DateTimeISO!) {\n  recoverWebhookMessages(subscriptionId: $subscriptionId, since: $since) {\n    id\n    status\n  }\n}" as TypedDocument<RecoverWebhookMutation, RecoverWebhookMutationVariables>;
 export const DeleteWebhookDocument = "mutation DeleteWebhook($id: ID!) {\n  deleteWebhookSubscription(id: $id) {\n    id\n  }\n}" as TypedDocument<DeleteWebhookMutation, DeleteWebhookMutationVariables>;
+export const CollectionEventsDocument = "subscription CollectionEvents {\n  collectionEvents {\n    type\n    collection {\n      readableId\n    }\n  }\n}" as TypedDocument<CollectionEventsSubscription, CollectionEventsSubscriptionVariables>;

@@ -50,7 +50,7 @@ function describe(event: AgentEvent): string {
     case 'AgentStartedEvent':
       return `started: “${event.query}”`;
     case 'AgentThinkingEvent':
-      return `thinking (${event.durationMs} ms)${event.text ? `: ${event.text}` : ''}`;
+      return `thinking (${event.durationMs} ms)${event.thinking ? `: ${event.thinking}` : event.text ? `: ${event.text}` : ''}`;
     case 'AgentToolCallEvent':
       return `tool call: ${event.toolName} (${event.durationMs} ms)`;
     case 'AgentRerankingEvent':
@@ -95,6 +95,7 @@ export function SearchPage({ readableId }: { readableId: string }) {
   const [tier, setTier] = useState<Tier>('instant');
   const [strategy, setStrategy] = useState<RetrievalStrategy>('hybrid');
   const [query, setQuery] = useState('');
+  const [thinking, setThinking] = useState(false);
   const [conditions, setConditions] = useState<Condition[]>([]);
   const [results, setResults] = useState<ResultFieldsFragment[] | null>(null);
   const [plan, setPlan] = useState<SearchClassicQuery['searchClassic']['plan'] | null>(null);
@@ -123,7 +124,7 @@ export function SearchPage({ readableId }: { readableId: string }) {
       } else {
         stopAgent.current = api.subscribe(
           AgenticSearchDocument,
-          { readableId, input: { query, filter } },
+          { readableId, input: { query, filter, thinking } },
           {
             next: ({ agenticSearch }) => {
               setEvents((seen) => [...seen, agenticSearch]);
@@ -169,6 +170,11 @@ export function SearchPage({ readableId }: { readableId: string }) {
                   <option value="keyword">keyword</option>
                 </select>
               </>
+            )}
+            {tier === 'agentic' && (
+              <label>
+                <input type="checkbox" checked={thinking} onChange={(e) => setThinking(e.target.checked)} /> show the model's thinking
+              </label>
             )}
             <button type="submit" disabled={running}>
               Search

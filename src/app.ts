@@ -29,6 +29,9 @@ import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
 import { graphqlSchema } from './graphql/schema.js';
 import { closeServer, createHttpApp } from './http/server.js';
+import { databaseBacklog, measuredEmbedder } from './platform/metrics/backlog.js';
+import { Metrics } from './platform/metrics/metrics.js';
+import { finishedSyncJob } from './modules/sync/sync-job-metrics.js';
 import { AuthService } from './modules/organizations/auth.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { CollectionService } from './modules/collections/collection.service.js';
@@ -60,6 +63,8 @@ export interface Core {
   entityStore: EntityStore;
   /** What connectors run with: local folder roots and the web client bound to the network policy. */
   connectorEnvironment: ConnectorEnvironment;
+  /** This process's Prometheus metrics. */
+  metrics: Metrics;
   /** Opened on first use: API-only processes never load the index. */
   vectors(): Promise<VectorIndex>;
   /** Opened on first use: API-only processes never load the model. */
@@ -100,6 +105,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     });
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const info = embedderInfo(config);
+    const metrics = new Metrics(databaseBacklog(database.orm));
     let vectors: Promise<VectorIndex> | undefined;
     let embedder: Promise<Embedder> | undefined;
     const openVectors = () => (vectors ??= createVectorIndex(config, info.dimensions));
@@ -114,13 +120,14 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
           dimensions: config.embeddingDimensions,
         },
         logger,
-      ));
+      ).then((opened) => measuredEmbedder(opened, metrics)));
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub, new WebhookOutbox());
     const sources = new SourceService(await loadConnectors());
     const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => runRefusal(sources.connector(connection.shortName), connection.config));
     const push = new PushBatchService(database.orm, sources, sync, logger);
     sync.onJobFinished((job) => push.jobFinished(job));
+    sync.onJobFinished(async (job) => metrics.syncJobFinished(finishedSyncJob(job)));
     const entityStore = new EntityStore(database.orm);
     const connectorEnvironment: ConnectorEnvironment = {
       localFolderRoots: config.localFolderRoots,
@@ -138,6 +145,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       reranker: createReranker(config, logger),
       agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
       logger,
+      observer: { searched: (tier, outcome, seconds) => metrics.searched(tier, outcome, seconds) },
     });
     const services: Services = {
       organizations,
@@ -167,6 +175,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       blobs: new FileBlobStore(config.dataDir),
       entityStore,
       connectorEnvironment,
+      metrics,
       vectors: openVectors,
       embedder: openEmbedder,
       close: async () => {
@@ -198,7 +207,14 @@ const webhookTargetPolicy = (config: Config) => ({ allowHttp: config.webhooksAll
 export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }> {
   const { config, logger } = core;
   const deliveries = new WebhookDeliveryWorker(
-    { orm: core.database.orm, pubsub: core.services.pubsub, secretBox: core.secretBox, policy: webhookTargetPolicy(config), logger },
+    {
+      orm: core.database.orm,
+      pubsub: core.services.pubsub,
+      secretBox: core.secretBox,
+      policy: webhookTargetPolicy(config),
+      logger,
+      observer: { attempted: (outcome, seconds) => core.metrics.webhookAttempt(outcome, seconds) },
+    },
     { ...DEFAULT_DELIVERY_OPTIONS, schedule: deliverySchedule() },
   );
   deliveries.start();
@@ -305,7 +321,10 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       logger,
       maxBodyBytes: config.maxBodyBytes,
       corsOrigins: config.corsOrigins,
+      metrics: core.metrics,
+      metricsAccess: config.metricsEnabled ? { enabled: true, token: config.metricsToken } : { enabled: false },
       operationLimits: { maxCost: config.graphqlMaxCost, maxDepth: config.graphqlMaxDepth },
+      mcpSessionIdleSeconds: config.mcpSessionIdleSeconds,
       ready: async () => {
         await Promise.all([core.database.ping(), core.services.pubsub.ping()]);
       },

@@ -149,6 +149,20 @@ export const settings = {
     parse: corsOrigins,
     description: 'Browser origins allowed to call the API from another site (CORS on REST, GraphQL, its SSE stream and MCP): comma-separated origins such as `https://app.example.com`, or `*` for any. Empty: no CORS headers, preflights are not answered.',
   },
+  metricsEnabled: {
+    env: 'CATCHMENT_METRICS_ENABLED',
+    default: true,
+    parse: boolean,
+    description: 'Serve Prometheus metrics at `/metrics` (see *Metrics*). `false`: 404 there.',
+  },
+  metricsToken: {
+    env: 'CATCHMENT_METRICS_TOKEN',
+    parse: (raw: string, name: string) => {
+      if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError(`${name} must be at least 16 characters without spaces`);
+      return raw;
+    },
+    description: 'When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise). Unset: anyone who reaches the port may read it.',
+  },
   maxBodyBytes: {
     env: 'CATCHMENT_MAX_BODY_BYTES',
     default: 1_048_576,

@@ -9,6 +9,8 @@ import { restFacade } from '../rest/facade.js';
 import type { Services } from '../services.js';
 import { authenticate } from './authenticate.js';
 import { cors, type CorsOrigins } from './cors.js';
+import { httpMetrics, metricsEndpoint, type MetricsAccess } from './metrics.js';
+import type { Metrics } from '../platform/metrics/metrics.js';
 import { browserPagesRouter } from './browser-pages.js';
 import { consoleRouter } from './console.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
@@ -25,6 +27,9 @@ export interface HttpAppOptions {
   maxBodyBytes: number;
   /** Browser origins allowed by CORS; none: no CORS at all. */
   corsOrigins: CorsOrigins;
+  metrics: Metrics;
+  /** Who may read /metrics. */
+  metricsAccess: MetricsAccess;
   /** How much one GraphQL operation may ask for, on every transport. */
   operationLimits: OperationLimits;
   /** How long an unused MCP session lives. */
@@ -41,7 +46,7 @@ export interface HttpApp {
 }
 
 /**
- * The HTTP surface, by request phase: request id and access log → CORS → health → public documents and
+ * The HTTP surface, by request phase: request id, access log and metrics → CORS → health and /metrics → public documents and
  * browser pages (the web console at /, GraphiQL, Swagger UI) → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
@@ -52,6 +57,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   let draining = false;
 
   app.use(requestLog(logger));
+  app.use(httpMetrics(options.metrics, options.openapi, ['/', '/healthz', '/readyz', '/metrics', ...Object.values(PATHS)]));
   app.use((_req, res, next) => {
     if (draining) res.setHeader('Connection', 'close');
     next();
@@ -75,6 +81,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       res.status(503).json({ detail: 'Not ready: a backing service does not answer' });
     }
   });
+  app.get('/metrics', metricsEndpoint(options.metrics, options.metricsAccess));
   app.get(PATHS.openapiJson, (_req, res) => {
     res.json(options.openapi);
   });

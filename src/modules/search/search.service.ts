@@ -38,6 +38,8 @@ export interface SearchServiceDependencies {
   logger: Logger;
   /** Defaults to SCOPE_CACHE_MS; 0 reads the database (and checks the index for lingering chunks) on every search. */
   scopeCacheMs?: number;
+  /** Told how long each search took (metrics), by tier; bad requests and failures included as 'error'. */
+  observer?: { searched(tier: 'instant' | 'classic' | 'agentic' | 'legacy', outcome: 'ok' | 'error', seconds: number): void };
 }
 
 /**
@@ -52,8 +54,10 @@ export class SearchService {
   private readonly classicTier: ClassicSearch;
   private readonly agent: AgenticSearch;
   private readonly legacyTier: LegacySearch;
+  private readonly observer: SearchServiceDependencies['observer'];
 
   constructor(deps: SearchServiceDependencies) {
+    this.observer = deps.observer;
     this.retrieval = new IndexRetrieval(deps);
     this.instantTier = new InstantSearch(this.retrieval, deps.reranker);
     const heuristic = new ClassicSearch(this.retrieval, new HeuristicPlanner(), deps.reranker, deps.logger);
@@ -65,23 +69,29 @@ export class SearchService {
 
   /** The query matched directly (semantic, keyword or hybrid). */
   async instant(principal: Principal, readableId: string, input: InstantSearchInput): Promise<SearchResultView[]> {
-    const request = checkPage(input);
-    const scope = await this.retrieval.scope(principal, readableId);
-    return this.instantTier.run(scope, { ...request, strategy: input.retrievalStrategy ?? 'hybrid' });
+    return this.measured('instant', async () => {
+      const request = checkPage(input);
+      const scope = await this.retrieval.scope(principal, readableId);
+      return this.instantTier.run(scope, { ...request, strategy: input.retrievalStrategy ?? 'hybrid' });
+    });
   }
 
   /** A planner turns the question into queries and filters; each query runs; the lists are fused, then paged. */
   async classic(principal: Principal, readableId: string, input: ClassicSearchInput, signal?: AbortSignal): Promise<{ results: SearchResultView[]; plan: SearchPlan }> {
-    const request = checkPage(input);
-    const scope = await this.retrieval.scope(principal, readableId);
-    return this.classicTier.run(scope, request, signal);
+    return this.measured('classic', async () => {
+      const request = checkPage(input);
+      const scope = await this.retrieval.scope(principal, readableId);
+      return this.classicTier.run(scope, request, signal);
+    });
   }
 
   /** The agent loop, answered at once with what it collected. */
   async agentic(principal: Principal, readableId: string, input: AgenticSearchInput, signal?: AbortSignal): Promise<SearchResultView[]> {
-    const task = checkAgentic(input);
-    const scope = await this.retrieval.scope(principal, readableId);
-    return this.agent.run(scope, task, () => undefined, signal ?? new AbortController().signal);
+    return this.measured('agentic', async () => {
+      const task = checkAgentic(input);
+      const scope = await this.retrieval.scope(principal, readableId);
+      return this.agent.run(scope, task, () => undefined, signal ?? new AbortController().signal);
+    });
   }
 
   /**
@@ -93,17 +103,33 @@ export class SearchService {
     const scope = await this.retrieval.scope(principal, readableId);
     const stop = new AbortController();
     const stream = new EventStream<AgentEvent>(() => stop.abort());
-    this.agent.run(scope, task, (event) => stream.push(event), stop.signal).then(
-      () => stream.end(),
-      () => stream.end(),
-    );
+    const started = performance.now();
+    const finish = (outcome: 'ok' | 'error') => () => {
+      this.observer?.searched('agentic', outcome, (performance.now() - started) / 1000);
+      stream.end();
+    };
+    this.agent.run(scope, task, (event) => stream.push(event), stop.signal).then(finish('ok'), finish('error'));
     return stream;
   }
 
   /** Deprecated GET search: hybrid documents, optionally re-ordered by recency, and optionally an answer. */
   async legacy(principal: Principal, readableId: string, input: LegacySearchInput): Promise<LegacySearchResponse> {
-    const request = checkLegacy(input);
-    const scope = await this.retrieval.scope(principal, readableId);
-    return this.legacyTier.run(scope, request);
+    return this.measured('legacy', async () => {
+      const request = checkLegacy(input);
+      const scope = await this.retrieval.scope(principal, readableId);
+      return this.legacyTier.run(scope, request);
+    });
+  }
+
+  private async measured<T>(tier: 'instant' | 'classic' | 'agentic' | 'legacy', run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let outcome: 'ok' | 'error' = 'error';
+    try {
+      const result = await run();
+      outcome = 'ok';
+      return result;
+    } finally {
+      this.observer?.searched(tier, outcome, (performance.now() - started) / 1000);
+    }
   }
 }

@@ -62,7 +62,15 @@ export class WebhookDeliveryWorker {
   private started = false;
 
   constructor(
-    private readonly deps: { orm: Orm; pubsub: PubSub; secretBox: SecretBox; policy: TargetPolicy; logger: Logger },
+    private readonly deps: {
+      orm: Orm;
+      pubsub: PubSub;
+      secretBox: SecretBox;
+      policy: TargetPolicy;
+      logger: Logger;
+      /** Told of each attempt's outcome: 'retrying' when another attempt is scheduled, 'failed' when none is. */
+      observer?: { attempted(outcome: 'success' | 'retrying' | 'failed', seconds: number): void };
+    },
     private readonly options: DeliveryWorkerOptions,
   ) {
     this.agents = {
@@ -188,6 +196,7 @@ export class WebhookDeliveryWorker {
     const attemptsMade = delivery.attempts + 1;
     const retryMs = outcome.ok ? null : nextRetryDelayMs(this.options.schedule, attemptsMade);
     const status = outcome.ok ? 'success' : retryMs === null ? 'failed' : 'pending';
+    this.deps.observer?.attempted(status === 'pending' ? 'retrying' : status, (Date.now() - started) / 1000);
     // Ids and outcome only: never the URL (its query may carry a token), headers, body or secret.
     this.deps.logger.debug(
       { deliveryId: delivery.id, messageId: delivery.message_id, subscriptionId: delivery.subscription_id, attempt: attemptsMade, statusCode: outcome.statusCode, durationMs: Date.now() - started, next: status },

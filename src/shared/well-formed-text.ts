@@ -11,6 +11,7 @@ export function isStorableText(text: string): boolean {
 }
 
 /** NUL, or a surrogate standing alone: in a `u` regular expression a well-formed pair is one code point, never `\p{Cs}`. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this refuses (PostgreSQL text cannot hold it).
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
 const TEXT_ISSUE = { msg: 'Text must be valid Unicode without NUL characters (no \\u0000, no unpaired surrogate)', type: 'string_unicode' };

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { BlobReader, git, GitError, gitLines, type GitAccess } from './git-cli.js';
 import { DEFAULT_USERNAME, gitAccess, resolveRemote, type Remote } from './remote.js';

@@ -7,17 +7,17 @@ export interface TestFeedItem {
   author?: string;
 }
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function rss2(title: string, link: string, items: TestFeedItem[]): string {
   return `<?xml version="1.0" encoding="UTF-8"?>
 <rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:content="http://purl.org/rss/1.0/modules/content/"><channel>
-<title>${escape(title)}</title><link>${link}</link><description>News of ${escape(title)}</description>
+<title>${escapeXml(title)}</title><link>${link}</link><description>News of ${escapeXml(title)}</description>
 ${items
   .map(
-    (item) => `<item><guid isPermaLink="false">${item.id}</guid><title>${escape(item.title)}</title><link>${link}/${item.id}</link>
-<description>${escape(item.html.slice(0, 40))}</description><content:encoded><![CDATA[${item.html}]]></content:encoded>
-<pubDate>${item.date.toUTCString()}</pubDate>${item.author ? `<dc:creator>${escape(item.author)}</dc:creator>` : ''}<category>news</category></item>`,
+    (item) => `<item><guid isPermaLink="false">${item.id}</guid><title>${escapeXml(item.title)}</title><link>${link}/${item.id}</link>
+<description>${escapeXml(item.html.slice(0, 40))}</description><content:encoded><![CDATA[${item.html}]]></content:encoded>
+<pubDate>${item.date.toUTCString()}</pubDate>${item.author ? `<dc:creator>${escapeXml(item.author)}</dc:creator>` : ''}<category>news</category></item>`,
   )
   .join('\n')}
 </channel></rss>`;
@@ -25,14 +25,14 @@ ${items
 
 export function atom(title: string, link: string, items: TestFeedItem[]): string {
   return `<?xml version="1.0" encoding="utf-8"?>
-<feed xmlns="http://www.w3.org/2005/Atom"><title>${escape(title)}</title><link href="${link}"/><link rel="self" href="${link}/atom.xml"/>
-<id>urn:feed:${escape(title)}</id><updated>2025-01-01T00:00:00Z</updated>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>${escapeXml(title)}</title><link href="${link}"/><link rel="self" href="${link}/atom.xml"/>
+<id>urn:feed:${escapeXml(title)}</id><updated>2025-01-01T00:00:00Z</updated>
 ${items
   .map(
-    (item) => `<entry><id>${item.id}</id><title type="html">${escape(item.title)}</title><link rel="alternate" href="${link}/${item.id}"/>
+    (item) => `<entry><id>${item.id}</id><title type="html">${escapeXml(item.title)}</title><link rel="alternate" href="${link}/${item.id}"/>
 <published>${item.date.toISOString()}</published><updated>${item.date.toISOString()}</updated>
-<summary>${escape(item.html.slice(0, 40))}</summary><content type="html">${escape(item.html)}</content>
-${item.author ? `<author><name>${escape(item.author)}</name></author>` : ''}<category term="release"/></entry>`,
+<summary>${escapeXml(item.html.slice(0, 40))}</summary><content type="html">${escapeXml(item.html)}</content>
+${item.author ? `<author><name>${escapeXml(item.author)}</name></author>` : ''}<category term="release"/></entry>`,
   )
   .join('\n')}
 </feed>`;

@@ -85,7 +85,7 @@ function classifyName(name: string): FileType | null {
 
 /** What a file is by a MIME type the caller knows (parameters such as `; charset=` ignored). */
 function classifyMimeType(mimeType: string | undefined): FileType | null {
-  const type = mimeType?.split(';')[0]!.trim().toLowerCase();
+  const type = mimeType?.split(';')[0]?.trim().toLowerCase();
   if (!type) return null;
   if (type === 'application/pdf') return { kind: 'pdf', mimeType: type };
   if (type === DOCX) return { kind: 'docx', mimeType: type };

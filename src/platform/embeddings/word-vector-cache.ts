@@ -31,7 +31,6 @@ import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import path from 'node:path';
-import type { Logger } from '../logger.js';
 import { hashWord, STOP_WORDS, type ModelLayout } from './word-vector-core.js';
 
 export const CACHE_FILE_NAME = 'catchment-word-vectors-100d.v2.bin';

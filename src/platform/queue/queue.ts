@@ -63,7 +63,10 @@ export class InProcessQueue implements JobQueue {
   }
 
   private schedule(job: Pending, delayMs: number): void {
-    if (delayMs <= 0) return this.enqueue(job);
+    if (delayMs <= 0) {
+      this.enqueue(job);
+      return;
+    }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.enqueue(job);

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
 import { runRefusal, type ConnectorEnvironment } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
@@ -28,6 +29,7 @@ import type { Embedder } from './platform/embeddings/embedder.js';
 import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
 import { graphqlSchema } from './graphql/schema.js';
+import { workerHttpApp, type MetricsAccess } from './http/metrics.js';
 import { closeServer, createHttpApp } from './http/server.js';
 import { databaseBacklog, measuredEmbedder } from './platform/metrics/backlog.js';
 import { Metrics } from './platform/metrics/metrics.js';
@@ -274,9 +276,9 @@ export interface Roles {
 
 export interface RunningServer {
   core: Core;
-  /** Null for a worker-only process. */
+  /** A worker-only process's is its metrics server, when CATCHMENT_WORKER_METRICS_PORT is set; otherwise null. */
   server: Server | null;
-  /** Base URL the server listens on ('' for a worker-only process). */
+  /** Base URL the server listens on ('' for a worker-only process that serves no metrics). */
   url: string;
   /** The default organization's key, when this start created it (first start on an empty database). */
   bootstrapApiKey: string | null;
@@ -299,14 +301,16 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
     const bootstrap = await core.services.organizations.bootstrap(config.bootstrapApiKey);
     worker = roles.worker ? await startWorker(core) : null;
     if (!roles.api) {
+      const listening = config.workerMetricsPort === undefined ? null : await listen(workerHttpApp(core.metrics, metricsAccess(config)), { ...config, port: config.workerMetricsPort });
       return {
         core,
-        server: null,
-        url: '',
+        server: listening?.server ?? null,
+        url: listening?.url ?? '',
         bootstrapApiKey: bootstrap?.api_key ?? null,
         bootstrapOrganizationId: bootstrap?.organization.id ?? null,
         stop: async () => {
           try {
+            if (listening) await closeServer(listening.server, 1000);
             await worker?.stop();
           } finally {
             await core.close();
@@ -322,7 +326,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       maxBodyBytes: config.maxBodyBytes,
       corsOrigins: config.corsOrigins,
       metrics: core.metrics,
-      metricsAccess: config.metricsEnabled ? { enabled: true, token: config.metricsToken } : { enabled: false },
+      metricsAccess: metricsAccess(config),
       operationLimits: { maxCost: config.graphqlMaxCost, maxDepth: config.graphqlMaxDepth },
       mcpSessionIdleSeconds: config.mcpSessionIdleSeconds,
       ready: async () => {
@@ -330,14 +334,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
       },
     });
     httpStop = () => http.stop();
-    const server = await new Promise<Server>((resolve, reject) => {
-      // Express 5 hands a listen error (EADDRINUSE…) to this callback instead of throwing it.
-      const listening = http.app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
-      listening.once('error', reject);
-    });
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    const { server, url } = await listen(http.app, config);
     logger.info({ url, deployment: isEmbedded(config) ? 'embedded' : 'servers', worker: roles.worker }, 'listening');
     return {
       core,
@@ -371,4 +368,18 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
     await core.close();
     throw error;
   }
+}
+
+const metricsAccess = (config: Config): MetricsAccess => (config.metricsEnabled ? { enabled: true, token: config.metricsToken } : { enabled: false });
+
+/** Listens on `config.host`:`config.port`; resolves with the server and its URL (the port chosen when 0). */
+async function listen(app: Express, config: Pick<Config, 'host' | 'port'>): Promise<{ server: Server; url: string }> {
+  const server = await new Promise<Server>((resolve, reject) => {
+    // Express 5 hands a listen error (EADDRINUSE…) to this callback instead of throwing it.
+    const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+    listening.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  return { server, url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}` };
 }

@@ -163,6 +163,11 @@ export const settings = {
     },
     description: 'When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise). Unset: anyone who reaches the port may read it.',
   },
+  workerMetricsPort: {
+    env: 'CATCHMENT_WORKER_METRICS_PORT',
+    parse: integer(0, 65535),
+    description: 'A worker-only process (`catchment worker`) serves `/metrics` and `/healthz` on this port (on `HOST`), so its sync and webhook counters can be scraped. Unset: it serves no HTTP.',
+  },
   maxBodyBytes: {
     env: 'CATCHMENT_MAX_BODY_BYTES',
     default: 1_048_576,

@@ -68,7 +68,7 @@ async function serve(config: Config, roles: Roles): Promise<void> {
   const running = await startServer(config, logger, roles);
   const lines = roles.api
     ? [`Catchment is listening on ${running.url}`, `  Web console:        ${running.url}/`, `  GraphQL playground: ${running.url}/graphql`, `  REST reference:     ${running.url}/docs`]
-    : ['Catchment worker is running'];
+    : ['Catchment worker is running', ...(running.url ? [`  Metrics: ${running.url}/metrics`] : [])];
   if (running.bootstrapOrganizationId) lines.push(`  Default organization: ${running.bootstrapOrganizationId}`);
   if (running.bootstrapApiKey) {
     // Printed once, straight to the terminal and never through the logger: only its hash is stored.

@@ -109,4 +109,25 @@ describe('Prometheus metrics', () => {
     expect(sample(delivered, 'catchment_webhook_delivery_duration_seconds_count', { outcome: 'success' })).toBe(1);
     expect(receiver.received).toHaveLength(1);
   });
+
+  test('a worker-only process serves its metrics and liveness on CATCHMENT_WORKER_METRICS_PORT, nothing else', async () => {
+    const worker = await startTestServer({ deployment: 'embedded', roles: { api: false, worker: true }, env: { CATCHMENT_WORKER_METRICS_PORT: '0', CATCHMENT_METRICS_TOKEN: TOKEN } });
+    try {
+      expect(worker.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${worker.url}/metrics`)).status).toBe(401);
+      const scraped = await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(scraped.status).toBe(200);
+      const text = await scraped.text();
+      expect(text).toMatch(/^catchment_sync_jobs_pending 0$/m);
+      expect(text).toMatch(/^# TYPE catchment_webhook_deliveries_total counter$/m);
+      expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${worker.url}/collections`, { headers: { 'x-api-key': worker.apiKey } })).status).toBe(404);
+    } finally {
+      await worker.stop();
+    }
+    // Unset: a worker serves no HTTP at all.
+    const silent = await startTestServer({ deployment: 'embedded', roles: { api: false, worker: true } });
+    expect(silent.url).toBe('');
+    await silent.stop();
+  });
 });

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRouter, type Document } from 'openapi-backend';
 import type { Metrics } from '../platform/metrics/metrics.js';
 
@@ -46,4 +46,18 @@ export function metricsEndpoint(metrics: Metrics, access: MetricsAccess) {
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.send(await metrics.registry.metrics());
   };
+}
+
+/** A worker-only process's HTTP surface (CATCHMENT_WORKER_METRICS_PORT): liveness and its metrics, nothing else. */
+export function workerHttpApp(metrics: Metrics, access: MetricsAccess): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/metrics', metricsEndpoint(metrics, access));
+  app.use((_req: Request, res: Response) => {
+    res.status(404).json({ detail: 'Not Found' });
+  });
+  return app;
 }

@@ -220,8 +220,21 @@ describeWithChromium('web console in headless Chromium', () => {
   test("isolation: another organization's key sees none of it", async () => {
     const other = await server.running.core.services.organizations.createOrganization('Other org');
     await signOut();
-    await signIn('an API key', other.api_key);
+    // Keyboard only: the key field has the focus, Enter signs in.
+    await page.getByLabel('API key', { exact: true }).waitFor();
+    await page.keyboard.type(other.api_key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Collections' }).click();
     await page.getByText('No collections yet.').waitFor();
+    // A small laptop screen: nothing wider than the window.
+    await page.setViewportSize({ width: 1024, height: 640 });
+    for (const route of ['#/', '#/webhooks']) {
+      await page.goto(`${server.url}/${route}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto(`${server.url}/`);
     await page.goto(`${server.url}/#/collections/field-notes`);
     await page.getByRole('alert').filter({ hasText: 'No collection' }).waitFor();
     await page.getByRole('link', { name: 'Webhooks' }).click();

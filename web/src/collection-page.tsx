@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { AddConnection } from './add-connection';
 import {
   CancelSyncDocument,
@@ -21,6 +21,9 @@ function useLiveJob(job: JobFieldsFragment | null, onFinished: () => void): JobF
   const [live, setLive] = useState(job);
   useEffect(() => setLive(job), [job]);
   const id = job && !FINISHED.includes(job.status) ? job.id : null;
+  // The latest callback, without restarting the stream each render.
+  const finished = useRef(onFinished);
+  finished.current = onFinished;
   useEffect(() => {
     if (!id) return;
     return api.subscribe(
@@ -29,10 +32,9 @@ function useLiveJob(job: JobFieldsFragment | null, onFinished: () => void): JobF
       {
         next: ({ syncJobProgress }) => setLive(syncJobProgress),
         error: () => undefined,
-        done: onFinished,
+        done: () => finished.current(),
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, id]);
   return live;
 }

@@ -1,4 +1,4 @@
-import { StrictMode, useEffect, useMemo, useState } from 'react';
+import { StrictMode, useCallback, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Api, savedCredentials, saveCredentials, type Credentials } from './api';
 import { CollectionPage } from './collection-page';
@@ -11,11 +11,12 @@ import { WebhooksPage } from './webhooks-page';
 import './styles.css';
 
 /** Hash routes, so no console path can shadow an API path: #/, #/collections/:id, #/collections/:id/search, #/webhooks. */
+const readRoute = () => window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+
 function useRoute(): string[] {
-  const read = () => window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  const [route, setRoute] = useState(read);
+  const [route, setRoute] = useState(readRoute);
   useEffect(() => {
-    const onChange = () => setRoute(read());
+    const onChange = () => setRoute(readRoute());
     window.addEventListener('hashchange', onChange);
     return () => window.removeEventListener('hashchange', onChange);
   }, []);
@@ -28,24 +29,22 @@ function App() {
   const api = useMemo(() => (credentials ? new Api(credentials) : null), [credentials]);
   const route = useRoute();
   useEffect(() => () => api?.dispose(), [api]);
-  useEffect(() => {
-    if (!api) return;
-    api.request(ViewerDocument, {}).then(
-      (data) => setViewer(data.viewer),
-      () => signOut(),
-    );
-  }, [api]);
 
   const signIn = (next: Credentials, who: ViewerQuery['viewer']) => {
     saveCredentials(next);
     setViewer(who);
     setCredentials(next);
   };
-  const signOut = () => {
+  const signOut = useCallback(() => {
     saveCredentials(null);
     setViewer(null);
     setCredentials(null);
-  };
+  }, []);
+  // Credentials kept from earlier in the tab may have been revoked since: then sign in again.
+  useEffect(() => {
+    if (!api) return;
+    api.request(ViewerDocument, {}).then((data) => setViewer(data.viewer), signOut);
+  }, [api, signOut]);
 
   if (!api) return <SignIn onSignedIn={signIn} />;
   const [section, id, sub] = route;

@@ -34,6 +34,8 @@ const FILTER_FIELDS = [
 const OPERATORS = ['equals', 'not_equals', 'contains', 'greater_than', 'less_than', 'greater_than_or_equal', 'less_than_or_equal', 'in', 'not_in'];
 
 interface Condition {
+  /** Stable across edits and removals, for React's list keys. */
+  key: number;
   field: string;
   operator: string;
   value: string;
@@ -188,7 +190,7 @@ export function SearchPage({ readableId }: { readableId: string }) {
           <fieldset>
             <legend>Filter (all conditions must hold)</legend>
             {conditions.map((condition, index) => (
-              <div className="inline" key={index}>
+              <div className="inline" key={condition.key}>
                 <label htmlFor={`filter-field-${index}`}>Field</label>
                 <select id={`filter-field-${index}`} value={condition.field} onChange={(e) => setCondition(index, { field: e.target.value })}>
                   {FILTER_FIELDS.map((f) => (
@@ -208,7 +210,7 @@ export function SearchPage({ readableId }: { readableId: string }) {
                 </button>
               </div>
             ))}
-            <button type="button" onClick={() => setConditions([...conditions, { field: 'name', operator: 'contains', value: '' }])}>
+            <button type="button" onClick={() => setConditions([...conditions, { key: Date.now() + Math.random(), field: 'name', operator: 'contains', value: '' }])}>
               Add condition
             </button>
           </fieldset>
@@ -224,6 +226,7 @@ export function SearchPage({ readableId }: { readableId: string }) {
         <Section title="Agent steps">
           <ol className="agent-steps" aria-live="polite">
             {events.map((event, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the steps only grow, in order; the index is each one's place
               <li key={index} data-event={event.__typename}>
                 {describe(event)}
               </li>

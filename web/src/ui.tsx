@@ -14,6 +14,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [round, setRound] = useState(0);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `deps` stand for what `load` reads; `round` asks again
   useEffect(() => {
     let current = true;
     load().then(
@@ -23,7 +24,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     return () => {
       current = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, round]);
   return { data, error, reload: useCallback(() => setRound((n) => n + 1), []) };
 }

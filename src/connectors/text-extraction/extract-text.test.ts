@@ -87,7 +87,30 @@ describe('extractText', () => {
   test('a MIME type given by the caller stands in for a missing extension', async () => {
     expect(await extractText({ name: 'download', bytes: pdfWith('Heron'), mimeType: 'application/pdf' })).toEqual({ text: 'Heron', mimeType: 'application/pdf' });
     expect(await extractText({ name: 'page', bytes: Buffer.from('<p>Hi</p>'), mimeType: 'text/html; charset=utf-8' })).toEqual({ text: 'Hi', mimeType: 'text/html' });
-    expect(await extractText({ name: 'blob', bytes: Buffer.from('x'), mimeType: 'application/octet-stream' })).toBeNull();
+    // application/octet-stream says nothing: the content decides (see below), and binary bytes stay unread.
+    expect(await extractText({ name: 'blob', bytes: Buffer.from([0x78, 0x00, 0x01]), mimeType: 'application/octet-stream' })).toBeNull();
+  });
+});
+
+describe('files only their content can tell (issue 17)', () => {
+  test('text without a known extension is read: Debian docs, copyright, Perl modules, scripts by their #! line', async () => {
+    expect(await extractText({ name: 'README.Debian', bytes: Buffer.from('Notes for Debian users.') })).toEqual({ text: 'Notes for Debian users.', mimeType: 'text/plain' });
+    expect(await extractText({ name: 'copyright', bytes: Buffer.from('Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/') })).toMatchObject({ mimeType: 'text/plain' });
+    expect(await extractText({ name: 'Module.pm', bytes: Buffer.from('package Foo;\n1;\n') })).toMatchObject({ language: 'perl' });
+    expect(await extractText({ name: 'update-alternatives', bytes: Buffer.from('#!/usr/bin/perl -w\nuse strict;\n') })).toMatchObject({ language: 'perl', mimeType: 'text/plain' });
+    expect(await extractText({ name: 'postinst', bytes: Buffer.from('#!/bin/sh\nset -e\n') })).toMatchObject({ language: 'bash' });
+    expect(await extractText({ name: 'tool', bytes: Buffer.from('#!/usr/bin/env python3.11\nprint(1)\n') })).toMatchObject({ language: 'python', mimeType: 'text/x-python' });
+    expect(await extractText({ name: 'served', mimeType: 'application/octet-stream', bytes: Buffer.from('plain words') })).toMatchObject({ text: 'plain words' });
+    for (const name of ['README.Debian', 'copyright', 'changelog.Debian', 'Module.pm', 'rules']) expect([name, isSupported(name)]).toEqual([name, true]);
+  });
+
+  test('binary content, binary formats and secrets stay unread, whatever they hold', async () => {
+    expect(await extractText({ name: 'a.out', bytes: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00]) })).toBeNull();
+    for (const name of ['.env', '.env.local', '.env.json', 'id_rsa', 'server.key', 'tls/cert.pem', 'archive.zip', 'data.bin', 'font.woff2']) {
+      expect([name, await extractText({ name, bytes: Buffer.from('SECRET=1 looks like text') }), isSupported(name)]).toEqual([name, null, false]);
+    }
+    // A MIME type that says what it is decides: an image is not sniffed as text.
+    expect(await extractText({ name: 'pixel', mimeType: 'image/png', bytes: Buffer.from('not really an image') })).toBeNull();
   });
 });
 

@@ -9,11 +9,14 @@ import { extractText as extractPdfText, getDocumentProxy } from 'unpdf';
  * (unpdf's serverless build: no canvas, no worker, no network) and DOCX through mammoth.
  *
  * The kind of a file comes from its extension (or a few well-known names such as `Makefile`),
- * then from the MIME type the caller gives; anything else is unsupported. Bump
+ * then from the MIME type the caller gives. A file neither names (no MIME type, or only
+ * `application/octet-stream`) is read when its content is text: scripts without an extension (a
+ * `#!` line gives their language), `README.Debian`, `copyright`, Perl modules. Known binary
+ * extensions are never read, nor are secrets (`.env`, private keys), whatever they hold. Bump
  * EXTRACTION_VERSION when the text produced for the same bytes changes, so sources that skip
  * unchanged files (local_folder) read them again.
  */
-export const EXTRACTION_VERSION = 2;
+export const EXTRACTION_VERSION = 3;
 
 type Kind = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'code';
 interface FileType {
@@ -35,7 +38,7 @@ const CODE_LANGUAGES: Record<string, string> = {
   '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json', '.jsonc': 'json', '.toml': 'toml', '.ini': 'ini', '.xml': 'xml',
   '.css': 'css', '.scss': 'scss', '.sass': 'sass', '.less': 'less', '.vue': 'vue', '.svelte': 'svelte',
   '.lua': 'lua', '.r': 'r', '.dart': 'dart', '.ex': 'elixir', '.exs': 'elixir', '.erl': 'erlang', '.hs': 'haskell',
-  '.clj': 'clojure', '.ml': 'ocaml', '.fs': 'fsharp', '.pl': 'perl', '.groovy': 'groovy', '.gradle': 'groovy',
+  '.clj': 'clojure', '.ml': 'ocaml', '.fs': 'fsharp', '.pl': 'perl', '.pm': 'perl', '.groovy': 'groovy', '.gradle': 'groovy',
   '.graphql': 'graphql', '.gql': 'graphql', '.proto': 'protobuf', '.tf': 'hcl', '.hcl': 'hcl', '.zig': 'zig',
   '.jl': 'julia', '.nim': 'nim', '.m': 'objective-c', '.mm': 'objective-cpp',
 };
@@ -83,6 +86,38 @@ function classifyName(name: string): FileType | null {
   return null;
 }
 
+/** Extensions of formats that are never text: not read at all (an `.svg` or `.json` is text, so not here). */
+const BINARY_EXTENSIONS = new Set(
+  (
+    '.png .jpg .jpeg .gif .bmp .ico .icns .webp .tif .tiff .psd .heic .avif .mp3 .mp4 .m4a .m4v .wav .ogg .oga .flac .aac ' +
+    '.avi .mov .mkv .webm .zip .gz .tgz .bz2 .xz .zst .lz .lz4 .7z .rar .tar .jar .war .ear .deb .rpm .apk .dmg .iso .img ' +
+    '.exe .dll .so .dylib .o .a .lib .obj .class .pyc .pyo .wasm .bin .dat .db .sqlite .sqlite3 .parquet .arrow .lance ' +
+    '.woff .woff2 .ttf .otf .eot .doc .xls .xlsx .ppt .pptx .odt .ods .odp .epub .mobi'
+  ).split(' '),
+);
+/** Secrets are never indexed, whatever their content. */
+const SECRET_NAME = /^(\.env(\..*)?|id_(rsa|dsa|ecdsa|ed25519)|\.netrc|\.pgpass|\.npmrc|\.pypirc|.*\.(key|pem|p12|pfx|jks|keystore))$/;
+
+/** A file whose name rules it out: a binary format or a secret. */
+function neverRead(name: string): boolean {
+  const base = path.basename(name).toLowerCase();
+  return SECRET_NAME.test(base) || BINARY_EXTENSIONS.has(path.extname(base));
+}
+
+/** Interpreters of `#!` lines, by the program's name. */
+const SHEBANG_LANGUAGES: Record<string, string> = { sh: 'bash', bash: 'bash', dash: 'bash', zsh: 'bash', ksh: 'bash', perl: 'perl', python: 'python', python3: 'python', ruby: 'ruby', node: 'javascript', php: 'php', lua: 'lua' };
+
+/** A file only its content can tell: text of no particular kind, or a script in the language its `#!` line names. */
+function sniffedType(text: string): FileType {
+  const interpreter = /^#!\s*(?:\S*\/)?([\w.+-]+)(?:\s+(?:-\S+\s+)*([\w.+-]+))?/.exec(text);
+  const program = interpreter ? (interpreter[1] === 'env' ? interpreter[2] : interpreter[1])?.replace(/[\d.]+$/, '') : undefined;
+  const language = program ? (SHEBANG_LANGUAGES[program] ?? SHEBANG_LANGUAGES[`${program}3`]) : undefined;
+  return language ? { kind: 'code', mimeType: CODE_MIME_TYPES[language] ?? 'text/plain', language } : { kind: 'text', mimeType: 'text/plain' };
+}
+
+/** Only content can tell: no MIME type, or the one that says nothing. */
+const sniffable = (mimeType: string | undefined) => !mimeType || /^application\/octet-stream\b/i.test(mimeType);
+
 /** What a file is by a MIME type the caller knows (parameters such as `; charset=` ignored). */
 function classifyMimeType(mimeType: string | undefined): FileType | null {
   const type = mimeType?.split(';')[0]?.trim().toLowerCase();
@@ -100,9 +135,10 @@ export function mimeTypeFor(name: string): string {
   return classifyName(name)?.mimeType ?? 'application/octet-stream';
 }
 
-/** Whether extractText reads this kind of file at all (the content may still turn out binary). */
+/** Whether extractText reads this file at all (the content may still turn out binary). */
 export function isSupported(name: string, mimeType?: string): boolean {
-  return classifyName(name) !== null || classifyMimeType(mimeType) !== null;
+  if (neverRead(name)) return false;
+  return classifyName(name) !== null || classifyMimeType(mimeType) !== null || sniffable(mimeType);
 }
 
 const SNIFF_BYTES = 8192;
@@ -200,8 +236,15 @@ const tidy = (text: string) => text.replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, 
  * or DOCX cannot be parsed (damaged, encrypted), so callers can say why a file was skipped.
  */
 export async function extractText(file: { name: string; bytes: Buffer; mimeType?: string }): Promise<{ text: string; mimeType: string; language?: string } | null> {
+  if (neverRead(file.name)) return null;
   const type = classifyName(file.name) ?? classifyMimeType(file.mimeType);
-  if (!type) return null;
+  if (!type) {
+    if (!sniffable(file.mimeType)) return null;
+    const text = decodeText(file.bytes);
+    if (text === null) return null;
+    const sniffed = sniffedType(text);
+    return sniffed.language ? { text, mimeType: sniffed.mimeType, language: sniffed.language } : { text, mimeType: sniffed.mimeType };
+  }
   const { mimeType } = type;
   switch (type.kind) {
     case 'pdf':

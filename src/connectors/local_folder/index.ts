@@ -258,8 +258,11 @@ async function* walkFolder(
   next.root = root;
   const yielded = new Set<string>(); // ids of entities and keep markers of this run
   const visited = new Set<string>(); // device:inode of folders walked, so links cannot loop
-  const skip = (relative: string, reason: string, extra: Record<string, unknown> = {}) =>
+  const skippedByReason = new Map<string, number>();
+  const skip = (relative: string, reason: string, extra: Record<string, unknown> = {}) => {
+    skippedByReason.set(reason, (skippedByReason.get(reason) ?? 0) + 1);
     logger.debug({ source: 'local_folder', file: relative, reason, ...extra }, 'local_folder: file skipped');
+  };
   const urlOf = (relative: string) => pathToFileURL(path.join(root, ...relative.split('/'))).href;
 
   /** Folders are yielded just before the first item below them, so folders with nothing searchable stay out. */
@@ -428,7 +431,9 @@ async function* walkFolder(
     const gone = [...previousFolders, ...Object.entries(previous.files).filter(([, state]) => state.indexed).map(([id]) => id)].filter((id) => !yielded.has(id));
     for (const id of new Set(gone)) yield { delete: id };
   }
-  logger.debug({ source: 'local_folder', root, files: Object.keys(next.files).length, folders: next.folders.length }, 'local_folder: walk finished');
+  // What was left out, counted by reason, where an operator looks (each file is named at debug level).
+  const skipped = Object.fromEntries(skippedByReason);
+  logger[skippedByReason.size > 0 ? 'info' : 'debug']({ source: 'local_folder', root, files: Object.keys(next.files).length, folders: next.folders.length, skipped }, 'local_folder: walk finished');
 }
 
 export default connector;

@@ -9,20 +9,21 @@ import { docxWith, pdfWith } from '../text-extraction/test-fixtures.js';
 import connector from './index.js';
 import { connectorEnvironment } from '../connector-testing.js';
 
-/** A logger that keeps debug records, so skipped files can be checked. */
+/** A logger that keeps debug and info records, so skipped files and the summary can be checked. */
 function recordingLogger() {
   const debug: { record: Record<string, unknown>; message: string }[] = [];
+  const info: { record: Record<string, unknown>; message: string }[] = [];
   const noop = () => {};
   const logger = {
     debug: (record: Record<string, unknown>, message: string) => debug.push({ record, message }),
-    info: noop,
+    info: (record: Record<string, unknown>, message: string) => info.push({ record, message }),
     warn: noop,
     error: noop,
     trace: noop,
     fatal: noop,
     child: () => logger,
   };
-  return { logger: logger as unknown as Logger, debug };
+  return { logger: logger as unknown as Logger, debug, info };
 }
 
 const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
@@ -35,9 +36,9 @@ let docs: string;
 const environment = () => connectorEnvironment(roots);
 
 function start(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, signal = new AbortController().signal) {
-  const { logger, debug } = recordingLogger();
+  const { logger, debug, info } = recordingLogger();
   const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials: {}, cursor, signal, logger }, environment());
-  return { run, debug };
+  return { run, debug, info };
 }
 
 async function drain(run: SourceRun): Promise<SourceItem[]> {
@@ -47,11 +48,12 @@ async function drain(run: SourceRun): Promise<SourceItem[]> {
 }
 
 async function sync(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
-  const { run, debug } = start(config, cursor);
+  const { run, debug, info } = start(config, cursor);
   const items = await drain(run);
   return {
     run,
     debug,
+    info,
     items,
     entities: items.filter((item): item is SourceEntity => 'entityId' in item),
     keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])),
@@ -162,7 +164,7 @@ describe('local_folder validate', () => {
 
 describe('local_folder sync', () => {
   test('a full run yields folders and supported files with breadcrumbs, and skips what it cannot or must not read', async () => {
-    const { run, entities, keeps, deletes, debug, cursor } = await sync({ path: docs });
+    const { run, entities, keeps, deletes, debug, info, cursor } = await sync({ path: docs });
     expect(run.complete).toBe(true);
     expect(keeps).toEqual([]);
     expect(deletes).toEqual([]);
@@ -217,6 +219,10 @@ describe('local_folder sync', () => {
       'guides/deep/loop': 'folder already walked through another path',
     });
     expect(Object.keys(skipped).some((file) => String(file).includes('node_modules') || String(file).includes('.git'))).toBe(false);
+    // The walk's summary, at info level: every skip counted by its reason.
+    const byReason: Record<string, number> = {};
+    for (const reason of debug.filter((entry) => entry.record.file).map((entry) => String(entry.record.reason))) byReason[reason] = (byReason[reason] ?? 0) + 1;
+    expect(info.find((entry) => entry.message === 'local_folder: walk finished')?.record.skipped).toEqual(byReason);
 
     expect(cursor).toMatchObject({ version: 1, root: docs, folders: ['guides', 'guides/deep'] });
     const files = (cursor as { files: Record<string, { indexed: boolean; sha256: string }> }).files;

@@ -72,6 +72,12 @@ export interface SyncContext {
   logger: Logger;
   /** The sync job this run is for (the `push` source reads the batch the job was created for). */
   jobId?: string;
+  /**
+   * Tells how many entities and keep markers the run expects to yield, when the source knows it
+   * before yielding them (a listing, a count, a batch's size): the job shows progress as "n of total".
+   * An estimate (an unreadable file is still counted); absent on runs that are not watched.
+   */
+  expectTotal?(total: number): void;
 }
 
 export interface SourceRun {

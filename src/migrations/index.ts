@@ -3,6 +3,7 @@ import { Migration20261122184816_initial } from './Migration20261122184816_initi
 import { Migration20261122192523_sync } from './Migration20261122192523_sync.js';
 import { Migration20261122221157_webhooks } from './Migration20261122221157_webhooks.js';
 import { Migration20261123105925_push } from './Migration20261123105925_push.js';
+import { Migration20261123233000_job_total } from './Migration20261123233000_job_total.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -12,4 +13,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122192523_sync', class: Migration20261122192523_sync },
   { name: 'Migration20261122221157_webhooks', class: Migration20261122221157_webhooks },
   { name: 'Migration20261123105925_push', class: Migration20261123105925_push },
+  { name: 'Migration20261123233000_job_total', class: Migration20261123233000_job_total },
 ];

@@ -5,7 +5,7 @@ import type { RestOperation } from './operation.js';
 const JOB_FIELDS = `
   fragment JobFields on SyncJob {
     id sourceConnectionId status trigger forceFullSync createdAt startedAt completedAt durationSeconds
-    entitiesInserted entitiesUpdated entitiesDeleted entitiesSkipped entitiesFailed chunksWritten error errorDetails
+    entitiesInserted entitiesUpdated entitiesDeleted entitiesSkipped entitiesFailed chunksWritten entitiesTotal error errorDetails
   }`;
 
 const SYNC_CONFIG = `

@@ -39,6 +39,26 @@ function useLiveJob(job: JobFieldsFragment | null, onFinished: () => void): JobF
   return live;
 }
 
+/** "n of total" when the source said how many entities the run yields (deletions are not among them). */
+function TotalProgress({ job, total }: { job: JobFieldsFragment; total: number }) {
+  const read = job.entitiesInserted + job.entitiesUpdated + job.entitiesSkipped + job.entitiesFailed;
+  // The total is an estimate: a run may yield a little more than it announced.
+  const max = Math.max(total, read);
+  return (
+    <div className="wide">
+      <dt>Progress</dt>
+      <dd>
+        <span data-testid="job-total">
+          {read} of {total}
+        </span>
+        <div className="bar" role="progressbar" aria-label="Entities processed" aria-valuemin={0} aria-valuemax={max} aria-valuenow={read}>
+          <div style={{ width: `${max > 0 ? (100 * read) / max : 100}%` }} />
+        </div>
+      </dd>
+    </div>
+  );
+}
+
 function JobProgress({ job }: { job: JobFieldsFragment }) {
   const processed = job.entitiesInserted + job.entitiesUpdated + job.entitiesDeleted + job.entitiesSkipped + job.entitiesFailed;
   const seconds = job.durationSeconds ?? (job.startedAt ? (Date.now() - Date.parse(job.startedAt)) / 1000 : 0);
@@ -55,6 +75,7 @@ function JobProgress({ job }: { job: JobFieldsFragment }) {
         <dt>Found</dt>
         <dd>{processed}</dd>
       </div>
+      {job.entitiesTotal !== null && <TotalProgress job={job} total={job.entitiesTotal} />}
       <div>
         <dt>Inserted</dt>
         <dd>{job.entitiesInserted}</dd>

@@ -204,7 +204,7 @@ const connector: Connector = {
     if (refs.length === 0) throw new SourceConfigError('branch', 'The repository has no commits');
   },
 
-  sync({ config: raw, credentials, cursor, signal, logger }, environment) {
+  sync({ config: raw, credentials, cursor, signal, logger, expectTotal }, environment) {
     const config = readConfig(raw);
     let next: GitCursor | null = null;
     async function* items(): AsyncGenerator<SourceItem> {
@@ -214,7 +214,7 @@ const connector: Connector = {
       const directory = await mkdtemp(path.join(tmpdir(), 'catchment-git-'));
       try {
         await git(['clone', '--bare', '--single-branch', '--no-tags', ...(branch ? ['--branch', branch] : []), '--', remote.cloneFrom, directory], access);
-        yield* readRepository(directory, branch, remote, config, cursor, access, (value) => (next = value));
+        yield* readRepository(directory, branch, remote, config, cursor, access, (value) => (next = value), expectTotal);
       } finally {
         await rm(directory, { recursive: true, force: true });
       }
@@ -232,6 +232,7 @@ async function* readRepository(
   rawCursor: Record<string, unknown> | null,
   access: GitAccess,
   done: (cursor: GitCursor) => void,
+  expectTotal?: (total: number) => void,
 ): AsyncGenerator<SourceItem> {
   const head = (await git(['rev-parse', 'HEAD'], access, { cwd })).toString('utf8').trim();
   const ref = branch || head;
@@ -268,6 +269,11 @@ async function* readRepository(
   }
 
   const reading = new Set(toRead.map((file) => file.path));
+  const window = config.max_commits > 0 ? (await git(['rev-list', `--max-count=${config.max_commits}`, 'HEAD'], access, { cwd })).toString('utf8').split('\n').filter(Boolean) : [];
+  // Known from the listing before anything is read: the files yielded or kept, their folders, the commits.
+  const listed = files.filter((file) => indexable(file) && (reading.has(file.path) || !unindexedBefore.has(file.path)));
+  const listedFolders = new Set(listed.flatMap((file) => crumbsOf(file.path).map((crumb) => crumb.entityId)));
+  expectTotal?.(listed.length + listedFolders.size + window.length);
   const blobs = new BlobReader(cwd, access);
   try {
     for (const file of files) {
@@ -308,8 +314,7 @@ async function* readRepository(
   }
   for (const gone of diff?.deleted ?? []) yield { delete: fileId(gone) };
 
-  if (config.max_commits > 0) {
-    const window = (await git(['rev-list', `--max-count=${config.max_commits}`, 'HEAD'], access, { cwd })).toString('utf8').split('\n').filter(Boolean);
+  if (window.length > 0) {
     const fresh = previous ? new Set((await git(['rev-list', `${previous.commit}..HEAD`], access, { cwd })).toString('utf8').split('\n').filter(Boolean)) : new Set(window);
     for (const sha of window) if (!fresh.has(sha)) yield { keep: commitId(sha) };
     const toReadCommits = window.filter((sha) => fresh.has(sha));

@@ -213,13 +213,13 @@ const connector: Connector = {
    * Incremental runs also yield explicit `delete` markers for cursor entries that are gone;
    * they are redundant with the sweep but make the stream say what happened.
    */
-  sync({ config: raw, cursor, signal, logger }, environment) {
+  sync({ config: raw, cursor, signal, logger, expectTotal }, environment) {
     const config = readConfig(raw);
     const next: FolderCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, root: '', files: {}, folders: [] };
     return {
       complete: true,
       nextCursor: () => next as unknown as Record<string, unknown>,
-      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment), signal),
+      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment, expectTotal), signal),
     };
   },
 };
@@ -231,6 +231,34 @@ async function* stopWhenAborted(items: AsyncGenerator<SourceItem>, signal: Abort
     yield item;
     signal.throwIfAborted();
   }
+}
+
+/**
+ * The files the walk will consider and the folders holding them, from a listing alone (no file is
+ * opened): the run's expected total. An estimate: links are not followed, and a file found too
+ * large, unreadable or without text is counted.
+ */
+async function countListed(directory: string, relativeDirectory: string, included: (relative: string) => boolean, excluded: (relative: string) => boolean, signal: AbortSignal): Promise<number> {
+  let entries;
+  try {
+    entries = await readdir(directory, { withFileTypes: true });
+  } catch (error) {
+    if (!skippable(error)) throw error;
+    return 0;
+  }
+  let total = 0;
+  for (const entry of entries) {
+    signal.throwIfAborted();
+    const relative = relativeDirectory ? `${relativeDirectory}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      if (excluded(relative) || excluded(`${relative}/`)) continue;
+      const below = await countListed(path.join(directory, entry.name), relative, included, excluded, signal);
+      if (below > 0) total += below + 1;
+    } else if (entry.isFile() && included(relative) && !excluded(relative) && isSupported(entry.name)) {
+      total++;
+    }
+  }
+  return total;
 }
 
 interface Frame {
@@ -246,6 +274,7 @@ async function* walkFolder(
   signal: AbortSignal,
   logger: Logger,
   environment: ConnectorEnvironment,
+  expectTotal?: (total: number) => void,
 ): AsyncGenerator<SourceItem> {
   signal.throwIfAborted();
   // Checked again at every run: the folder or the allowed roots may have changed since validation,
@@ -425,6 +454,7 @@ async function* walkFolder(
 
   const rootInfo = await stat(root);
   visited.add(`${rootInfo.dev}:${rootInfo.ino}`);
+  if (expectTotal) expectTotal(await countListed(root, '', included, excluded, signal));
   yield* walk(root, '', []);
 
   if (previous) {

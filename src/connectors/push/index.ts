@@ -27,14 +27,16 @@ const connector: Connector = {
     // Nothing to reach: the entities come to the service.
   },
 
-  sync({ jobId, signal }, environment) {
+  sync({ jobId, signal, expectTotal }, environment) {
     return {
       complete: false,
       nextCursor: () => null,
       items: (async function* (): AsyncGenerator<SourceItem> {
         if (!jobId || !environment.pushedBatches) throw new Error('A push connection only syncs the batches it is sent; this run has none');
         signal.throwIfAborted();
-        yield* await environment.pushedBatches.itemsOf(jobId);
+        const items = await environment.pushedBatches.itemsOf(jobId);
+        expectTotal?.(items.filter((item) => !('delete' in item)).length);
+        yield* items;
       })(),
     };
   },

@@ -84,6 +84,13 @@ export function stubEntity(i: number, config: StubConfig): SourceEntity {
   };
 }
 
+/** What a full run yields: every entity and each folder above them (at depth d, entities share a folder per FANOUT^(depth-d+1)). */
+function fullRunSize(config: StubConfig): number {
+  let folders = 0;
+  for (let level = 1; level <= config.hierarchy_depth; level++) folders += Math.ceil(config.entity_count / FANOUT ** (config.hierarchy_depth - level + 1));
+  return config.entity_count + folders;
+}
+
 const connector: Connector = {
   shortName: 'stub',
   name: 'Stub',
@@ -114,7 +121,7 @@ const connector: Connector = {
     if (credentials.token === 'rejected') throw new CredentialsRejectedError('The stub source refuses the token "rejected"');
   },
 
-  sync({ config: raw, credentials, cursor, signal }) {
+  sync({ config: raw, credentials, cursor, signal, expectTotal }) {
     const config = { fail_after: null, ...raw } as StubConfig;
     const previous = cursor as { entity_count: number; revision: number; seed: number } | null;
     // A cursor from another seed or folder shape describes other entities: start over.
@@ -124,6 +131,7 @@ const connector: Connector = {
       nextCursor: () => ({ entity_count: config.entity_count, revision: config.revision, seed: config.seed }),
       items: (async function* (): AsyncGenerator<SourceItem> {
         if (credentials.token === 'revoked') throw new CredentialsRejectedError('The stub source no longer accepts this token');
+        if (!incremental) expectTotal?.(fullRunSize(config));
         const emitted = new Set<string>();
         const folders = function* (i: number) {
           for (const crumb of breadcrumbsOf(i, config.hierarchy_depth)) {

@@ -32,6 +32,7 @@ export class SyncJob {
     | 'entitiesSkipped'
     | 'entitiesFailed'
     | 'chunksWritten'
+    | 'entitiesTotal'
     | 'error'
     | 'errorDetails'
     | 'credentialsRejected';
@@ -82,6 +83,10 @@ export class SyncJob {
   @Property({ type: 'integer' }) entitiesSkipped = 0;
   @Property({ type: 'integer' }) entitiesFailed = 0;
   @Property({ type: 'integer' }) chunksWritten = 0;
+
+  /** The entities the source said the run would yield (SyncContext.expectTotal); null when it did not know. */
+  @Property({ type: 'integer', nullable: true })
+  entitiesTotal: number | null = null;
 
   @Property({ type: 'text', nullable: true })
   error: string | null = null;

@@ -18,6 +18,11 @@ export class SyncJob {
   @Field(() => Int, { description: 'Unchanged entities that were kept as they were.' }) entitiesSkipped!: number;
   @Field(() => Int) entitiesFailed!: number;
   @Field(() => Int) chunksWritten!: number;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'The entities the source expects this run to yield (an estimate, known before they are read), for progress as "n of total"; null when the source does not know.',
+  })
+  entitiesTotal!: number | null;
   @Field(() => String, { nullable: true }) error!: string | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) errorDetails!: Record<string, unknown> | null;
 }

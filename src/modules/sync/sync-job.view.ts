@@ -17,6 +17,7 @@ export interface SyncJobView {
   entitiesSkipped: number;
   entitiesFailed: number;
   chunksWritten: number;
+  entitiesTotal: number | null;
   error: string | null;
   errorDetails: Record<string, unknown> | null;
 }
@@ -38,6 +39,7 @@ export function jobView(job: SyncJob): SyncJobView {
     entitiesSkipped: job.entitiesSkipped,
     entitiesFailed: job.entitiesFailed,
     chunksWritten: job.chunksWritten,
+    entitiesTotal: job.entitiesTotal,
     error: job.error,
     errorDetails: job.errorDetails,
   };

@@ -132,10 +132,15 @@ export class SyncWorker {
     this.running.set(jobId, controller);
     const heartbeat = setInterval(() => void this.beat(jobId, controller), this.options.heartbeatSeconds * 1000);
     let counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
+    // Saved and published with the next progress (the source says it before it yields the entities).
+    let total: number | null = null;
+    const expectTotal = (expected: number) => {
+      total = Math.max(0, Math.floor(expected));
+    };
     try {
-      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, (progress) => {
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, expectTotal, (progress) => {
         counts = progress;
-        return this.saveProgress(jobId, progress);
+        return this.saveProgress(jobId, progress, total);
       });
       counts = finalCounts;
       const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts) }, { type: 'sync.completed' });
@@ -189,7 +194,7 @@ export class SyncWorker {
   }
 
   /** Loads the connection, decides full or incremental, and runs the pipeline. */
-  private async execute(job: SyncJob, signal: AbortSignal, onProgress: (counts: SyncCounts) => Promise<void>) {
+  private async execute(job: SyncJob, signal: AbortSignal, expectTotal: (total: number) => void, onProgress: (counts: SyncCounts) => Promise<void>) {
     const em = this.deps.orm.em.fork();
     const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
     const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
@@ -201,7 +206,7 @@ export class SyncWorker {
     if (mismatch) throw new Error(mismatch);
     const source = config.behavior.replayFromArf
       ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
-      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id }, this.deps.environment);
+      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id, expectTotal }, this.deps.environment);
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
@@ -220,9 +225,9 @@ export class SyncWorker {
     return { counts, cursor };
   }
 
-  private async saveProgress(jobId: string, counts: SyncCounts): Promise<void> {
+  private async saveProgress(jobId: string, counts: SyncCounts, entitiesTotal: number | null): Promise<void> {
     const em = this.deps.orm.em.fork();
-    await em.nativeUpdate(SyncJob, { id: jobId }, { ...countFields(counts), heartbeatAt: new Date() });
+    await em.nativeUpdate(SyncJob, { id: jobId }, { ...countFields(counts), entitiesTotal, heartbeatAt: new Date() });
     const job = await em.findOne(SyncJob, { id: jobId });
     if (job) await this.deps.pubsub.publish(jobProgressTopic(jobId), jobView(job));
   }

@@ -141,6 +141,9 @@ describeWithChromium('web console in headless Chromium', () => {
     // Counts moved while the job ran: at least one value between none and all of them was drawn.
     expect(seen.some((entry) => entry.startsWith('RUNNING:') && Number(entry.split(':')[1]) > 0 && Number(entry.split(':')[1]) < ENTITIES)).toBe(true);
     expect(streams.some((body) => body.includes('syncJobProgress'))).toBe(true);
+    // local_folder lists the folder before reading it: the page shows "n of total" and a progress bar.
+    expect(await page.getByTestId('job-total').textContent()).toBe(`${ENTITIES} of ${ENTITIES}`);
+    expect(await page.getByRole('progressbar', { name: 'Entities processed' }).getAttribute('aria-valuenow')).toBe(String(ENTITIES));
     await page.getByText(`${ENTITIES} entities`).waitFor();
     await page.getByText('Job history').click();
     await page.locator('details table tbody tr').first().waitFor();

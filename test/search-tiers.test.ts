@@ -147,7 +147,7 @@ describe('classic, agentic and legacy search without a language model', () => {
     const thinking = events[1];
     expect(thinking).toEqual({ type: 'thinking', thinking: expect.any(String), text: null, duration_ms: expect.any(Number), diagnostics: { iteration: 1, prompt_tokens: 0, completion_tokens: 0 } });
     const search = events.find((e) => e.type === 'tool_call' && e.tool_name === 'search');
-    expect(search.diagnostics).toEqual({ iteration: 1, tool_call_id: expect.any(String), arguments: { query: 'platypus wildlife survey', limit: 20 }, stats: expect.objectContaining({ result_count: expect.any(Number), new_results: expect.any(Number) }) });
+    expect(search.diagnostics).toEqual({ iteration: 1, tool_call_id: expect.any(String), arguments: { query: 'platypus wildlife survey', plan: 'classic', limit: 3 }, stats: expect.objectContaining({ result_count: expect.any(Number), new_results: expect.any(Number) }) });
     expect(search.diagnostics.stats.new_results).toBe(search.diagnostics.stats.result_count);
     const tools = events.filter((e) => e.type === 'tool_call').map((e) => e.tool_name);
     expect(tools).toEqual(expect.arrayContaining(['search', 'read', 'add_to_results', 'review_results', 'return_results_to_user']));

@@ -1,6 +1,5 @@
 import type { ChatMessage, LanguageModel, TokenUsage, ToolCall } from '../../../platform/llm/language-model.js';
-import { feedbackVariation, withoutBoilerplate } from '../classic/heuristic-planner.js';
-import { AGENT_TOOLS, type AgentToolbox, type ToolOutcome } from './agent-tools.js';
+import { AGENT_TOOLS, READ_MAX_ENTITIES, type AgentToolbox, type ToolOutcome } from './agent-tools.js';
 
 export interface AgentTurn {
   thinking: string | null;
@@ -49,33 +48,28 @@ export class LanguageModelPolicy implements AgentPolicy {
   }
 }
 
-/**
- * Candidates one search step asks for: the search tool's most (50), so what the agent collects holds
- * every document classic search's second stage looks at (its first 40) and the final ranking, which
- * ranks the collected documents as classic does, starts from at least classic's candidates.
- */
-const SEARCH_DEPTH = 50;
-const READ_COUNT = 5;
+/** Most documents the built-in agent reads (its first `limit` of classic's ranking, up to this many). */
+export const MAX_READ = 50;
 /** Results returned when the caller leaves the number to the agent (`limit: null`), as instant search's first page. */
 export const DEFAULT_RESULTS = 10;
 
 /**
  * The built-in agent when no language model is configured: a fixed, explainable procedure over the
- * same tools — search (the question without its asking boilerplate), search again with the terms
- * learned from the first results (pseudo-relevance feedback, as classic search's variation), read the best, collect every candidate found,
- * review, return. The loop then ranks the collected documents together and returns `limit` of them
- * (ten when the caller left it open): never fewer because scores fall off, a score gap says little.
+ * same tools — search as classic search does (its plan, fusion and second stage, over the whole
+ * collection), read the documents it will return, collect classic's ranking, review, return. The
+ * loop returns them in classic's order (rankedByClassic in agentic-search.ts), `limit` of them (ten
+ * when the caller left it open): never fewer than classic returns, never one by accident.
  */
 export class DeterministicPolicy implements AgentPolicy {
   private step = 0;
   private calls = 0;
-  private readonly query: string;
+  private readonly wanted: number;
 
   constructor(
     private readonly task: AgentTask,
     private readonly toolbox: AgentToolbox,
   ) {
-    this.query = withoutBoilerplate(task.query) || task.query;
+    this.wanted = task.limit ?? DEFAULT_RESULTS;
   }
 
   async next(): Promise<AgentTurn> {
@@ -87,25 +81,21 @@ export class DeterministicPolicy implements AgentPolicy {
 
   private plan(): { why: string; calls: ToolCall[] } | null {
     const call = (name: string, args: Record<string, unknown>): ToolCall => ({ id: `builtin_${++this.calls}`, name, arguments: args });
-    const ranked = [...this.toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore);
+    const ranked = this.toolbox.classicRanking?.results ?? [];
     switch (this.step++) {
       case 0:
-        return { why: `Searching the collection for "${this.query}".`, calls: [call('search', { query: this.query, limit: SEARCH_DEPTH })] };
+        return { why: `Searching the collection as classic search does for "${this.task.query}".`, calls: [call('search', { query: this.task.query, plan: 'classic', limit: this.wanted })] };
       case 1: {
-        // The terms classic search's feedback variation searches: what the agent collects then holds classic's candidates.
-        const terms = feedbackVariation(this.query, ranked.map((r) => r.textualRepresentation));
-        if (terms) return { why: `The first results often mention ${terms.split(' ').slice(0, 6).join(', ')}…; searching with those terms to find documents worded differently.`, calls: [call('search', { query: terms, limit: SEARCH_DEPTH })] };
-        return this.plan();
+        if (ranked.length === 0) return { why: 'Nothing matched; returning.', calls: [call('return_results_to_user', {})] };
+        const reading = ranked.slice(0, Math.min(this.wanted, MAX_READ)).map((r) => r.entityId);
+        const batches = Array.from({ length: Math.ceil(reading.length / READ_MAX_ENTITIES) }, (_, i) => reading.slice(i * READ_MAX_ENTITIES, (i + 1) * READ_MAX_ENTITIES));
+        return { why: `Reading the ${reading.length} best candidates.`, calls: batches.map((ids) => call('read', { entity_ids: ids })) };
       }
       case 2:
-        if (ranked.length === 0) return { why: 'Nothing matched; returning.', calls: [call('return_results_to_user', {})] };
-        return { why: `Reading the ${Math.min(READ_COUNT, ranked.length)} best candidates.`, calls: [call('read', { entity_ids: ranked.slice(0, READ_COUNT).map((r) => r.entityId) })] };
-      case 3: {
-        return { why: `Collecting the ${ranked.length} candidates found, to rank them together.`, calls: [call('add_to_results', { entity_ids: ranked.map((r) => r.entityId) })] };
-      }
-      case 4:
+        return { why: `Collecting the ${ranked.length} candidates classic search ranked.`, calls: [call('add_to_results', { entity_ids: ranked.map((r) => r.entityId) })] };
+      case 3:
         return { why: 'Reviewing the collected results.', calls: [call('review_results', {})] };
-      case 5:
+      case 4:
         return { why: 'Returning the results.', calls: [call('return_results_to_user', {})] };
       default:
         return null;

@@ -4,6 +4,8 @@ import type { EntityNavigator, EntitySummary } from '../entity-navigator.js';
 import { bothFilters, filterIssues, withConditions } from '../filter-rules.js';
 import { fromChunk, type RetrievalStrategy, type SearchResultView } from '../search-result.js';
 import type { Retrieval, SearchScope } from '../retrieval.js';
+import type { ClassicSearch } from '../classic/classic-search.js';
+import type { RerankReport } from '../rerank-results.js';
 import type { AgentToolName } from './agent-events.js';
 
 /** What a tool gives back: `output` goes to the model, `stats` to the event stream. */
@@ -15,9 +17,11 @@ export interface ToolOutcome {
 }
 
 const SEARCH_LIMIT = { default: 10, max: 50 };
+/** A classic search ranks as the classic tier does, so it may ask for as many documents as a classic page. */
+const CLASSIC_SEARCH_LIMIT = { default: 10, max: 1000 };
 const NAVIGATION_LIMIT = { default: 20, max: 100 };
 /** Most entities one read returns, and how much of each (the model's context is finite). */
-const READ_MAX_ENTITIES = 10;
+export const READ_MAX_ENTITIES = 10;
 const READ_MAX_CHARS = 4000;
 const SNIPPET_CHARS = 300;
 const FIRST_RESULTS = 5;
@@ -32,7 +36,7 @@ const ENTITY_ID = (extra: Record<string, unknown> = {}) => ({ type: 'object', pr
 const LIMIT = (max: number) => ({ limit: { type: 'integer', minimum: 1, maximum: max } });
 
 export const AGENT_TOOLS: (ToolDefinition & { name: AgentToolName })[] = [
-  { name: 'search', description: 'Search the collection. Returns entities with a snippet and score; repeat with other words to find more.', parameters: { type: 'object', properties: { query: { type: 'string' }, retrieval_strategy: { type: 'string', enum: ['semantic', 'keyword', 'hybrid'] }, filter: FILTER_PARAMETER, ...LIMIT(SEARCH_LIMIT.max), offset: { type: 'integer', minimum: 0 } }, required: ['query'] } },
+  { name: 'search', description: 'Search the collection. Returns entities with a snippet and score; repeat with other words to find more. plan "classic" runs classic search (the question planned into queries, fused, rescored by titles and headings) instead of one query.', parameters: { type: 'object', properties: { query: { type: 'string' }, plan: { type: 'string', enum: ['single', 'classic'] }, retrieval_strategy: { type: 'string', enum: ['semantic', 'keyword', 'hybrid'] }, filter: FILTER_PARAMETER, ...LIMIT(SEARCH_LIMIT.max), offset: { type: 'integer', minimum: 0 } }, required: ['query'] } },
   { name: 'read', description: 'Read the full text of entities by id.', parameters: ENTITY_IDS },
   { name: 'add_to_results', description: 'Collect entities as results for the user.', parameters: ENTITY_IDS },
   { name: 'remove_from_results', description: 'Drop collected entities.', parameters: ENTITY_IDS },
@@ -56,9 +60,12 @@ export class AgentToolbox {
   readonly seen = new Map<string, SearchResultView>();
   readonly read = new Set<string>();
   readonly collected = new Set<string>();
+  /** The last classic search's ranking (best first) and its rerank report: a ranking of the whole collection, not of the collected alone. */
+  classicRanking: { results: SearchResultView[]; reranking: RerankReport | null } | null = null;
 
   constructor(
     private readonly retrieval: Retrieval,
+    private readonly classic: ClassicSearch,
     private readonly scope: SearchScope,
     private readonly callerFilter: FilterGroup[],
     private readonly navigator: EntityNavigator,
@@ -99,9 +106,8 @@ export class AgentToolbox {
   private async searchTool(args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome> {
     const query = typeof args.query === 'string' ? args.query.trim() : '';
     if (!query) throw new ToolInputError('search needs a non-empty "query"');
-    const strategy = (['semantic', 'keyword', 'hybrid'].includes(args.retrieval_strategy as string) ? args.retrieval_strategy : 'hybrid') as RetrievalStrategy;
     const offset = Number.isInteger(args.offset) && (args.offset as number) >= 0 ? (args.offset as number) : 0;
-    const results = await this.retrieval.retrieve(this.scope, { text: query, strategy, filter: this.filter(args.filter), limit: limit(args, SEARCH_LIMIT), offset }, signal);
+    const results = args.plan === 'classic' ? await this.classicSearch(query, args, offset, signal) : await this.singleSearch(query, args, offset, signal);
     let newResults = 0;
     for (const result of results) {
       if (!this.seen.has(result.entityId)) newResults++;
@@ -109,6 +115,17 @@ export class AgentToolbox {
     }
     const entries = results.map((r) => ({ ...summary(r), score: round(r.relevanceScore), snippet: r.textualRepresentation.slice(0, SNIPPET_CHARS) }));
     return { output: { results: entries }, stats: { result_count: results.length, new_results: newResults, first_results: entries.slice(0, FIRST_RESULTS).map(({ entity_id, name, score }) => ({ entity_id, name, score })) } };
+  }
+
+  private async singleSearch(query: string, args: Record<string, unknown>, offset: number, signal?: AbortSignal): Promise<SearchResultView[]> {
+    const strategy = (['semantic', 'keyword', 'hybrid'].includes(args.retrieval_strategy as string) ? args.retrieval_strategy : 'hybrid') as RetrievalStrategy;
+    return this.retrieval.retrieve(this.scope, { text: query, strategy, filter: this.filter(args.filter), limit: limit(args, SEARCH_LIMIT), offset }, signal);
+  }
+
+  private async classicSearch(query: string, args: Record<string, unknown>, offset: number, signal?: AbortSignal): Promise<SearchResultView[]> {
+    const { results, reranking } = await this.classic.run(this.scope, { query, filter: this.filter(args.filter), limit: limit(args, CLASSIC_SEARCH_LIMIT), offset }, signal);
+    this.classicRanking = { results, reranking };
+    return results;
   }
 
   private async readTool(ids: string[]): Promise<ToolOutcome> {
@@ -119,7 +136,7 @@ export class AgentToolbox {
       if (own.length === 0) return [];
       this.read.add(id);
       if (!this.seen.has(id)) this.remember(unscored(own[0]!));
-      return [{ entity_id: id, name: own[0]!.name, entity_type: own[0]!.entityType, text: own.map((c) => c.text).join('\n').slice(0, READ_MAX_CHARS) }];
+      return [{ entity_id: id, name: own[0]!.name, entity_type: own[0]!.entityType, text: [...own].sort((a, b) => a.chunkIndex - b.chunkIndex).map((c) => c.text).join('\n').slice(0, READ_MAX_CHARS) }];
     });
     const notFound = wanted.filter((id) => !entities.some((e) => e.entity_id === id));
     return { output: { entities, not_found: notFound }, stats: { found: entities.length, not_found: notFound.length, entities: entities.map((e) => e.entity_id) } };

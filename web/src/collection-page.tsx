@@ -10,7 +10,7 @@ import {
   type ConnectionFieldsFragment,
   type JobFieldsFragment,
 } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, useApi, useLoad } from './ui';
+import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
 import type { ApiError } from './api';
 
 const FINISHED = ['COMPLETED', 'FAILED', 'CANCELLED'];
@@ -119,15 +119,7 @@ function JobHistory({ connectionId, round }: { connectionId: string; round: numb
       <ErrorNote error={error} />
       {data && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Started</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Status</th>
-              <th scope="col">Inserted / updated / deleted / unchanged / failed</th>
-              <th scope="col">Duration</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Started', 'Trigger', 'Status', 'Inserted / updated / deleted / unchanged / failed', 'Duration']} />
           <tbody>
             {data.syncJobs.map((job) => (
               <tr key={job.id}>

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { CollectionEventsDocument, CollectionsDocument, CreateCollectionDocument, DeleteCollectionDocument, RenameCollectionDocument } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, useApi, useLoad } from './ui';
+import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
 import type { ApiError } from './api';
 
 export function CollectionsPage() {
@@ -53,16 +53,7 @@ export function CollectionsPage() {
         {data && data.collections.length === 0 && <p>No collections yet.</p>}
         {data && data.collections.length > 0 && (
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Sources</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'Id', 'Status', 'Sources', 'Created', 'Actions']} />
             <tbody>
               {data.collections.map((collection) => (
                 <tr key={collection.id}>

@@ -67,3 +67,18 @@ export function Section({ title, children, actions }: { title: string; children:
     </section>
   );
 }
+
+/** A table's header row: one column header per name, scoped for screen readers. */
+export function TableHead({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th key={column} scope="col">
+            {column}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { CreateWebhookDocument, DeleteWebhookDocument, RecoverWebhookDocument, SetWebhookDisabledDocument, WebhookMessageDocument, WebhooksDocument } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, useApi, useLoad } from './ui';
+import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
 import type { ApiError } from './api';
 
 const EVENT_TYPES = ['sync.pending', 'sync.running', 'sync.completed', 'sync.failed', 'sync.cancelled', 'collection.created', 'collection.updated', 'collection.deleted', 'source_connection.created', 'source_connection.auth_completed', 'source_connection.deleted'];
@@ -16,16 +16,7 @@ function MessageDetail({ id }: { id: string }) {
       <h3>Delivery attempts</h3>
       {message.deliveryAttempts?.length ? (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">When</th>
-              <th scope="col">Target</th>
-              <th scope="col">Status</th>
-              <th scope="col">HTTP</th>
-              <th scope="col">Duration</th>
-            </tr>
-          </thead>
+          <TableHead columns={['#', 'When', 'Target', 'Status', 'HTTP', 'Duration']} />
           <tbody>
             {message.deliveryAttempts.map((attempt) => (
               <tr key={attempt.id}>
@@ -105,15 +96,7 @@ export function WebhooksPage({ canChange }: { canChange: boolean }) {
         {data?.webhookSubscriptions.length === 0 && <p>No subscriptions.</p>}
         {data && data.webhookSubscriptions.length > 0 && (
           <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Health</th>
-                <th scope="col">State</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead columns={['URL', 'Events', 'Health', 'State', 'Actions']} />
             <tbody>
               {data.webhookSubscriptions.map((subscription) => (
                 <tr key={subscription.id}>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkAccess, type GuardRule } from '../graphql/guard.js';
-import { BROWSE_LIMIT, READ_LIMITS } from '../modules/search/document-reader.js';
+import { BROWSE_LIMIT, MAX_CHUNK_OFFSET, READ_LIMITS } from '../modules/search/document-reader.js';
 import type { EntitySummary } from '../modules/search/entity-navigator.js';
 import { ToolGroup, toolResult } from './tool-kit.js';
 
@@ -29,7 +29,7 @@ export class DocumentTools extends ToolGroup {
         inputSchema: {
           collection: z.string().min(1).describe('Readable id of the collection.'),
           entity_id: z.string().min(1).describe('entity_id of the document, as search results show it.'),
-          chunk_offset: z.number().int().min(0).optional().describe('First chunk to return (default 0).'),
+          chunk_offset: z.number().int().min(0).max(MAX_CHUNK_OFFSET).optional().describe('First chunk to return (default 0).'),
           chunk_limit: z.number().int().min(1).max(READ_LIMITS.chunks.max).optional().describe(`Most chunks to return (default ${READ_LIMITS.chunks.default}).`),
           max_characters: z
             .number()

@@ -7,6 +7,8 @@ import type { Retrieval, StoredChunk } from './retrieval.js';
 
 /** Chunks of one page of a document, and characters, when the caller does not say. */
 export const READ_LIMITS = { chunks: { default: 50, max: 500 }, characters: { default: 50_000, max: 500_000 } } as const;
+/** The largest chunk index an index stores (a 32-bit integer column): larger offsets are refused, not sent. */
+export const MAX_CHUNK_OFFSET = 2 ** 31 - 1;
 export const BROWSE_LIMIT = { default: 50, max: 500 } as const;
 
 export interface ReadRequest {
@@ -64,7 +66,7 @@ export class DocumentReader {
 
   async read(principal: Principal, readableId: string, request: ReadRequest): Promise<DocumentPage> {
     const issues: ValidationIssue[] = [];
-    const offset = bounded(request.chunkOffset, 0, 0, Number.MAX_SAFE_INTEGER, 'chunk_offset', issues);
+    const offset = bounded(request.chunkOffset, 0, 0, MAX_CHUNK_OFFSET, 'chunk_offset', issues);
     const limit = bounded(request.chunkLimit, READ_LIMITS.chunks.default, 1, READ_LIMITS.chunks.max, 'chunk_limit', issues);
     const maxCharacters = bounded(request.maxCharacters, READ_LIMITS.characters.default, 1, READ_LIMITS.characters.max, 'max_characters', issues);
     if (request.entityId === '') issues.push({ loc: ['entity_id'], msg: 'String should not be empty', type: 'string_too_short' });
@@ -76,10 +78,14 @@ export class DocumentReader {
     if (!first) throw new NotFoundError(`Document "${request.entityId}" not found in collection "${readableId}"`);
     // One entity id may exist in two connections of a collection: the first connection's is read.
     const ofDocument = [{ conditions: [...ofEntity[0]!.conditions, { field: 'service_system_metadata.sync_id' as const, operator: 'equals' as const, value: first.syncId }] }];
-    const [totalChunks, listed] = await Promise.all([
-      this.retrieval.count(scope, ofDocument),
-      this.retrieval.list(scope, [{ conditions: [...ofDocument[0]!.conditions, { field: 'service_system_metadata.chunk_index', operator: 'greater_than_or_equal', value: offset }] }], limit),
-    ]);
+    // The page's chunk indexes as a range: an index lists rows in its storage order (not chunk order)
+    // before the limit applies, so `>= offset` with a limit alone could skip chunks.
+    const ofPage = [
+      ...ofDocument[0]!.conditions,
+      { field: 'service_system_metadata.chunk_index' as const, operator: 'greater_than_or_equal' as const, value: offset },
+      { field: 'service_system_metadata.chunk_index' as const, operator: 'less_than' as const, value: Math.min(offset + limit, MAX_CHUNK_OFFSET) },
+    ];
+    const [totalChunks, listed] = await Promise.all([this.retrieval.count(scope, ofDocument), this.retrieval.list(scope, [{ conditions: ofPage }], limit)]);
     const chunks = withinCharacters(listed.sort((a, b) => a.chunkIndex - b.chunkIndex), maxCharacters);
     const last = chunks.at(-1);
     // Chunk indexes run from 0 to totalChunks - 1.

@@ -61,6 +61,8 @@ export function translateFilter<T>(filter: FilterGroup[] | null | undefined, tra
   return groups;
 }
 
+const MAX_INT32 = 2 ** 31 - 1;
+
 function checkCondition(condition: FilterCondition, loc: ErrorLocation): CheckedCondition {
   const fail = (key: 'field' | 'operator' | 'value', msg: string, type = 'value_error'): never => {
     throw new ValidationError([{ loc: [...loc, key], msg, type }]);
@@ -85,7 +87,8 @@ function checkCondition(condition: FilterCondition, loc: ErrorLocation): Checked
         return new Date(Math.trunc(time));
       }
       case 'integer':
-        if (typeof v !== 'number' || !Number.isSafeInteger(v)) return fail('value', `${field} needs an integer`, 'int_type');
+        // The indexes store chunk_index as a 32-bit integer and refuse literals beyond it.
+        if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > MAX_INT32) return fail('value', `${field} needs an integer between ${-MAX_INT32} and ${MAX_INT32}`, 'int_type');
         return v;
       default:
         if (typeof v === 'string') return v;

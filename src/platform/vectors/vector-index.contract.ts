@@ -606,6 +606,8 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         ['a non-date for a date field', { field: 'created_at', operator: 'greater_than', value: 'yesterday-ish' }, 'value'],
         ['a string for chunk_index', { field: 'service_system_metadata.chunk_index', operator: 'equals', value: 'one' }, 'value'],
         ['a fraction for chunk_index', { field: 'service_system_metadata.chunk_index', operator: 'equals', value: 1.5 }, 'value'],
+        // chunk_index is a 32-bit column: a larger value failed inside LanceDB (a 500) instead of being refused.
+        ['a chunk_index beyond 32 bits', { field: 'service_system_metadata.chunk_index', operator: 'greater_than', value: 2 ** 31 }, 'value'],
         ['a boolean for a string field', { field: 'name', operator: 'equals', value: true }, 'value'],
         ['a bad element in an in list', { field: 'service_system_metadata.chunk_index', operator: 'in', value: ['1'] }, 'value'],
         ['an unknown field', { field: 'payload.secret' as FilterCondition['field'], operator: 'equals', value: 'x' }, 'field'],

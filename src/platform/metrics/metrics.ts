@@ -48,16 +48,21 @@ export class Metrics {
 
   constructor(backlog: () => Promise<Backlog>) {
     collectDefaultMetrics({ register: this.registry });
-    // One database read per scrape feeds the four gauges.
-    let reading: Promise<Backlog> | null = null;
-    const read = () => (reading ??= backlog().finally(() => setTimeout(() => (reading = null), 0)));
+    // One database read per scrape feeds the four gauges. When the database does not answer they read
+    // NaN (unknown) and the scrape still succeeds: the process metrics matter most during an outage.
+    let reading: Promise<Backlog | null> | null = null;
+    const read = () =>
+      (reading ??= backlog()
+        .catch(() => null)
+        .finally(() => setTimeout(() => (reading = null), 0)));
     const gauge = (name: string, help: string, pick: (backlog: Backlog) => number) =>
       new Gauge({
         name,
         help,
         registers: [this.registry],
         async collect() {
-          this.set(pick(await read()));
+          const current = await read();
+          this.set(current === null ? Number.NaN : pick(current));
         },
       });
     gauge('catchment_sync_jobs_pending', 'Sync jobs waiting for a worker (the queue depth, deployment-wide).', (b) => b.syncJobsPending);

@@ -11,6 +11,7 @@ import type { Principal } from '../modules/organizations/principal.js';
 import type { Logger } from '../platform/logger.js';
 import type { Services } from '../services.js';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, RateLimitedError, UnauthenticatedError, ValidationError } from '../shared/errors.js';
+import { unstorableTextIssues } from '../shared/well-formed-text.js';
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -67,6 +68,10 @@ export class ToolGroup {
   ): void {
     const callback = (async (args: Parameters<ToolCallback<Shape>>[0], extra: ToolExtra) => {
       try {
+        // The REST and GraphQL doors refuse text PostgreSQL cannot hold (NUL, lone surrogates); so does this one,
+        // instead of the database failing on it as an internal error.
+        const unstorable = unstorableTextIssues(args, []);
+        if (unstorable.length) throw new ValidationError(unstorable);
         return await handler(args, this.contextOf(extra), extra);
       } catch (error) {
         if (error instanceof DomainError) return toolError(describe(error));

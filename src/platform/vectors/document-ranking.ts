@@ -37,12 +37,6 @@ export interface RankedDocument<T> {
 }
 
 /**
- * A document's value in a ranking is its best chunk's. Counting a share of its next chunks too
- * (v₁ + d·v₂ + d²·v₃) was measured and lost: SciFact train nDCG@10 0.704 at d = 0 against 0.690 at
- * d = 0.1 (abstracts of two chunks gained on length), bench:docs postgresql-doc-15 dev recall@10 0.832
- * against 0.829.
- */
-/**
  * Weight of a container's score (folders, directories, repositories, tables, feeds): the entities
  * that hold others. Their text is little more than their name, which keyword search matches twice
  * (name and text) and in a short text (BM25 favours short texts), and whose vector is the name's
@@ -80,6 +74,10 @@ export function candidateDepth(documents: number): number {
  * floor (see `ChunkRanking.cut`). Its score is the weighted sum over rankings, times `weightOf` its
  * best chunk (the container weight). Its best chunk is the one whose own weighted values sum highest.
  * Best first; equal scores by the best chunk's own evidence, then chunk id (pages are deterministic).
+ *
+ * Only the best chunk counts: a share of the next chunks too (v₁ + d·v₂ + d²·v₃) was measured and
+ * lost: SciFact train nDCG@10 0.704 at d = 0 against 0.690 at d = 0.1 (abstracts of two chunks gained
+ * on length), bench:docs postgresql-doc-15 dev recall@10 0.832 against 0.829.
  */
 export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T) => number = () => 1): RankedDocument<T>[] {
   const used = rankings.filter(({ candidates }) => candidates.length > 0);

@@ -369,7 +369,7 @@ export const settings = {
     default: true,
     parse: boolean,
     description:
-      'Web and RSS sources may read private-network and loopback addresses (an intranet). Set `false` where the organizations using the service should not reach its network. Link-local addresses (cloud metadata endpoints) are always refused. Checked on every connection, redirects included.',
+      'Web, RSS and S3 sources (and git over http) may read private-network and loopback addresses (an intranet). Set `false` where the organizations using the service should not reach its network. Link-local addresses (cloud metadata endpoints) are always refused. Checked on every connection, redirects included.',
   },
   localFolderRoots: {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',

@@ -7,7 +7,7 @@ import { loadConnectors } from './registry.js';
 
 test('every folder with an index module is a source, named after its folder', async () => {
   const connectors = await loadConnectors();
-  expect([...connectors.keys()]).toEqual(['git', 'local_folder', 'mysql', 'postgresql', 'push', 'rss', 'stub', 'web']);
+  expect([...connectors.keys()]).toEqual(['git', 'local_folder', 'mysql', 'postgresql', 'push', 'rss', 's3', 'stub', 'web']);
 });
 
 test('a folder whose connector has another name is refused', async () => {

@@ -1,0 +1,288 @@
+import path from 'node:path';
+import type { Logger } from '../../platform/logger.js';
+import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
+import type { WebClient } from '../web/http-fetch.js';
+import { S3Client, S3RequestError, type BucketTarget, type ListedObject } from './s3-client.js';
+import type { SigningKeys } from './sigv4.js';
+
+/**
+ * `s3`: the objects of a bucket (under a prefix) on AWS S3 or an S3-compatible store (MinIO,
+ * Cloudflare R2, Ceph RGW…), read with an access key through the S3 REST API. Objects whose type the
+ * text extraction reads (as `local_folder` does) become `file` entities with their key as id; the
+ * key's folders become `folder` entities and breadcrumbs.
+ *
+ * Each run lists the whole prefix (ListObjectsV2) and is `complete`, so objects gone from the bucket
+ * are removed. An object whose ETag and Last-Modified are those of the previous run is a keep
+ * marker and is not downloaded again.
+ */
+
+interface BucketConfig {
+  endpoint: string;
+  region: string;
+  bucket: string;
+  prefix: string;
+  addressing: 'auto' | 'path' | 'virtual';
+  max_object_bytes: number;
+  timeout_seconds: number;
+}
+
+const DEFAULTS = { region: 'us-east-1', prefix: '', addressing: 'auto', max_object_bytes: 20 * 1024 * 1024, timeout_seconds: 30 } as const;
+const CURSOR_VERSION = 1;
+
+/** What the last successful run saw of an object. `indexed` is false for objects read but without text. */
+interface ObjectState {
+  etag: string;
+  lastModified: string;
+  indexed: boolean;
+}
+
+interface BucketCursor {
+  version: typeof CURSOR_VERSION;
+  extraction: number;
+  /** Endpoint, bucket and prefix listed: a cursor of another listing says nothing about this one. */
+  listing: string;
+  objects: Record<string, ObjectState>;
+  folders: string[];
+}
+
+function readConfig(raw: Record<string, unknown>): BucketConfig {
+  const text = (value: unknown, fallback: string) => (typeof value === 'string' ? value.trim() : fallback);
+  const positive = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
+  const addressing = raw.addressing === 'path' || raw.addressing === 'virtual' ? raw.addressing : DEFAULTS.addressing;
+  return {
+    endpoint: text(raw.endpoint, ''),
+    region: text(raw.region, DEFAULTS.region) || DEFAULTS.region,
+    bucket: text(raw.bucket, ''),
+    prefix: typeof raw.prefix === 'string' ? raw.prefix : DEFAULTS.prefix,
+    addressing,
+    max_object_bytes: positive(raw.max_object_bytes, DEFAULTS.max_object_bytes),
+    timeout_seconds: positive(raw.timeout_seconds, DEFAULTS.timeout_seconds),
+  };
+}
+
+/** Bucket names as S3 accepts them (3–63 lower-case letters, digits, dots and hyphens). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * Where the bucket is. Without an endpoint it is AWS (`s3.<region>.amazonaws.com`, virtual-hosted
+ * style); a custom endpoint (MinIO, R2, Ceph) is addressed path style unless `addressing` says
+ * otherwise. Buckets with dots are path style on HTTPS (their host name would not match the certificate).
+ */
+export function bucketTarget(config: BucketConfig): BucketTarget {
+  if (!BUCKET_NAME.test(config.bucket)) throw new SourceConfigError('bucket', `"${config.bucket}" is not an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
+  if (!/^[a-z0-9-]+$/i.test(config.region)) throw new SourceConfigError('region', `"${config.region}" is not a region name`);
+  let endpoint: URL;
+  try {
+    endpoint = new URL(config.endpoint || `https://s3.${config.region}.amazonaws.com`);
+  } catch {
+    throw new SourceConfigError('endpoint', `"${config.endpoint}" is not a URL`);
+  }
+  if ((endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') || endpoint.username || endpoint.password || endpoint.pathname !== '/' || endpoint.search) {
+    throw new SourceConfigError('endpoint', `The endpoint must be an http:// or https:// origin without user info or path, such as https://s3.eu-west-1.amazonaws.com or http://minio.internal:9000`);
+  }
+  const pathStyle = config.addressing === 'path' || (config.addressing === 'auto' && (Boolean(config.endpoint) || config.bucket.includes('.')));
+  return { endpoint, region: config.region, bucket: config.bucket, pathStyle };
+}
+
+/** `s3://`-like identity of the listing: endpoint origin and bucket (the credential target) plus the prefix. */
+const bucketAddress = (target: BucketTarget) => `${target.endpoint.origin}/${target.bucket}`;
+
+function signingKeys(credentials: Record<string, unknown>): SigningKeys {
+  const value = (name: string) => (typeof credentials[name] === 'string' ? (credentials[name] as string).trim() : '');
+  return { accessKeyId: value('access_key_id'), secretAccessKey: value('secret_access_key'), ...(value('session_token') ? { sessionToken: value('session_token') } : {}) };
+}
+
+function clientFor(config: BucketConfig, credentials: Record<string, unknown>, context: { webClient: WebClient; signal: AbortSignal; logger: Logger }) {
+  const target = bucketTarget(config);
+  return { target, client: new S3Client(target, signingKeys(credentials), { ...context, timeoutMs: config.timeout_seconds * 1000 }) };
+}
+
+function usableCursor(cursor: Record<string, unknown> | null, listing: string): BucketCursor | null {
+  if (!cursor || cursor.version !== CURSOR_VERSION || cursor.extraction !== EXTRACTION_VERSION || cursor.listing !== listing) return null;
+  if (typeof cursor.objects !== 'object' || cursor.objects === null || !Array.isArray(cursor.folders)) return null;
+  return cursor as unknown as BucketCursor;
+}
+
+/** Why an object is not read, or null when it is a candidate. */
+function skipReason(object: ListedObject, config: BucketConfig): string | null {
+  if (object.key.endsWith('/')) return 'folder marker (an empty object named like a folder)';
+  // A URL cannot carry these segments unchanged: the client would resolve them to another key.
+  if (object.key.split('/').some((segment) => segment === '.' || segment === '..')) return 'key with "." or ".." segments';
+  if (!isSupported(path.posix.basename(object.key))) return 'unsupported file type';
+  if (object.size > config.max_object_bytes) return 'larger than max_object_bytes';
+  return null;
+}
+
+const connector: Connector = {
+  shortName: 's3',
+  name: 'Amazon S3 and compatible storage',
+  description:
+    'Objects of a bucket on AWS S3 or an S3-compatible store (MinIO, Cloudflare R2, Ceph…), under a prefix, read with an access key: Markdown, text, HTML, PDF, DOCX and source code, with the key\'s folders as breadcrumbs. Incremental by ETag and Last-Modified; objects removed from the bucket are removed from the collection.',
+  authMethods: ['direct'],
+  authFields: [
+    { name: 'access_key_id', title: 'Access key ID', type: 'string', required: true, isSecret: true },
+    { name: 'secret_access_key', title: 'Secret access key', type: 'string', required: true, isSecret: true },
+    { name: 'session_token', title: 'Session token', description: 'For temporary (STS) credentials only.', type: 'string', required: false, isSecret: true },
+  ],
+  configFields: [
+    { name: 'bucket', title: 'Bucket', type: 'string', required: true, isSecret: false },
+    { name: 'endpoint', title: 'Endpoint', description: 'Origin of an S3-compatible store (http://minio.internal:9000, https://<account>.r2.cloudflarestorage.com); empty for AWS S3.', type: 'string', required: false, isSecret: false, default: '' },
+    { name: 'region', title: 'Region', description: 'Signing region (us-east-1 for MinIO unless configured, auto for R2).', type: 'string', required: false, isSecret: false, default: DEFAULTS.region },
+    { name: 'prefix', title: 'Key prefix', description: 'Only objects whose key starts with it (e.g. "docs/").', type: 'string', required: false, isSecret: false, default: DEFAULTS.prefix },
+    {
+      name: 'addressing',
+      title: 'Addressing style',
+      description: 'path (endpoint/bucket/key), virtual (bucket.endpoint/key), or auto: virtual on AWS, path on a custom endpoint.',
+      type: 'string',
+      required: false,
+      isSecret: false,
+      enumValues: ['auto', 'path', 'virtual'],
+      default: DEFAULTS.addressing,
+    },
+    { name: 'max_object_bytes', title: 'Largest object read (bytes)', description: 'Larger objects are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_object_bytes, minimum: 1 },
+    { name: 'timeout_seconds', title: 'Request timeout (seconds)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.timeout_seconds, minimum: 1, maximum: 600 },
+  ],
+  supportedAuthProviders: [],
+  supportsContinuous: true,
+  federatedSearch: false,
+  labels: ['files', 'storage'],
+  outputEntityDefinitions: ['S3FolderEntity', 'S3ObjectEntity'],
+
+  /** The keys are sent to the endpoint for this bucket: both name the target. */
+  credentialTargets(config) {
+    try {
+      return [bucketAddress(bucketTarget(readConfig(config)))];
+    } catch {
+      return []; // a config that names no bucket sends nothing anywhere (validation refuses it)
+    }
+  },
+
+  async validate({ config: raw, credentials, logger }, environment) {
+    const config = readConfig(raw);
+    const { client } = clientFor(config, credentials, { webClient: environment.webClient, signal: new AbortController().signal, logger });
+    try {
+      await client.listPage(config.prefix, null, 1);
+    } catch (error) {
+      // No answer at all (a refused address, DNS, timeout) is the endpoint's problem.
+      if (error instanceof S3RequestError && error.status === 0) throw new SourceConfigError('endpoint', error.message);
+      throw error;
+    }
+  },
+
+  sync({ config: raw, credentials, cursor, signal, logger, expectTotal }, environment) {
+    const config = readConfig(raw);
+    const next: BucketCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, listing: '', objects: {}, folders: [] };
+    return {
+      complete: true,
+      nextCursor: () => next as unknown as Record<string, unknown>,
+      items: readBucket(config, credentials, cursor, next, { webClient: environment.webClient, signal, logger }, expectTotal),
+    };
+  },
+};
+
+async function* readBucket(
+  config: BucketConfig,
+  credentials: Record<string, unknown>,
+  cursor: Record<string, unknown> | null,
+  next: BucketCursor,
+  context: { webClient: WebClient; signal: AbortSignal; logger: Logger },
+  expectTotal?: (total: number) => void,
+): AsyncGenerator<SourceItem> {
+  const { signal, logger } = context;
+  const { target, client } = clientFor(config, credentials, context);
+  next.listing = `${bucketAddress(target)}/${config.prefix}`;
+  const previous = usableCursor(cursor, next.listing);
+  const previousFolders = new Set(previous?.folders ?? []);
+
+  // The whole listing first: it gives the run's total and a complete run must see every key anyway.
+  const candidates: ListedObject[] = [];
+  const skipped = new Map<string, number>();
+  let token: string | null = null;
+  do {
+    const page = await client.listPage(config.prefix, token);
+    for (const object of page.objects) {
+      const reason = skipReason(object, config);
+      if (reason) skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      else candidates.push(object);
+    }
+    token = page.nextContinuationToken;
+  } while (token);
+  candidates.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  // Folders are below the prefix's own folder ("docs/2024" lists "docs/2024-…" under "docs/").
+  const rootLength = config.prefix.lastIndexOf('/') + 1;
+  const foldersOf = (key: string): Breadcrumb[] => {
+    const segments = key.slice(rootLength).split('/').slice(0, -1);
+    return segments.map((name, index) => ({ entityId: `${key.slice(0, rootLength)}${segments.slice(0, index + 1).join('/')}/`, name, entityType: 'folder' }));
+  };
+  if (expectTotal) expectTotal(candidates.length + new Set(candidates.flatMap((object) => foldersOf(object.key).map((crumb) => crumb.entityId))).size);
+
+  const yielded = new Set<string>(); // ids of the entities and keep markers of this run
+  /** Folders are yielded just before the first item below them, so folders with nothing searchable stay out. */
+  function* ancestors(crumbs: Breadcrumb[]): Generator<SourceItem> {
+    for (const [depth, crumb] of crumbs.entries()) {
+      if (yielded.has(crumb.entityId)) continue;
+      yielded.add(crumb.entityId);
+      next.folders.push(crumb.entityId);
+      yield previousFolders.has(crumb.entityId)
+        ? { keep: crumb.entityId }
+        : { ...crumb, breadcrumbs: crumbs.slice(0, depth), createdAt: null, updatedAt: null, text: crumb.name, fields: { bucket: target.bucket, key: crumb.entityId }, webUrl: client.objectUrl(crumb.entityId).href };
+    }
+  }
+
+  for (const object of candidates) {
+    signal.throwIfAborted();
+    const crumbs = foldersOf(object.key);
+    const before = previous?.objects[object.key];
+    if (before && before.etag === object.etag && before.lastModified === object.lastModified) {
+      next.objects[object.key] = before;
+      if (before.indexed) {
+        yield* ancestors(crumbs);
+        yielded.add(object.key);
+        yield { keep: object.key };
+      }
+      continue;
+    }
+    const read = await client.getObject(object.key);
+    if (!read) continue; // deleted since the listing
+    const name = path.posix.basename(object.key);
+    const mimeType = read.contentType.split(';')[0]!.trim() || undefined;
+    let extracted: Awaited<ReturnType<typeof extractText>> = null;
+    try {
+      extracted = await extractText({ name, bytes: read.bytes, ...(mimeType ? { mimeType } : {}) });
+    } catch (error) {
+      logger.debug({ source: 's3', key: object.key, err: error }, 's3: text extraction failed');
+    }
+    signal.throwIfAborted();
+    next.objects[object.key] = { etag: object.etag, lastModified: object.lastModified, indexed: extracted !== null };
+    if (!extracted) {
+      skipped.set('binary content or no text', (skipped.get('binary content or no text') ?? 0) + 1);
+      continue;
+    }
+    yield* ancestors(crumbs);
+    yielded.add(object.key);
+    const modified = new Date(object.lastModified);
+    yield {
+      entityId: object.key,
+      entityType: 'file',
+      name,
+      breadcrumbs: crumbs,
+      createdAt: null,
+      updatedAt: Number.isNaN(modified.getTime()) ? null : modified,
+      text: extracted.text,
+      fields: { bucket: target.bucket, key: object.key, size: read.bytes.length, etag: object.etag, last_modified: object.lastModified, mime_type: extracted.mimeType, extension: path.posix.extname(name).toLowerCase() },
+      webUrl: client.objectUrl(object.key).href,
+      file: { name, mimeType: extracted.mimeType, size: read.bytes.length, bytes: read.bytes },
+      ...(extracted.language ? { language: extracted.language } : {}),
+    } satisfies SourceEntity;
+  }
+
+  if (previous) {
+    const gone = [...previousFolders, ...Object.entries(previous.objects).filter(([, state]) => state.indexed).map(([key]) => key)].filter((id) => !yielded.has(id));
+    for (const id of new Set(gone)) yield { delete: id };
+  }
+  logger[skipped.size > 0 ? 'info' : 'debug']({ source: 's3', bucket: target.bucket, objects: Object.keys(next.objects).length, folders: next.folders.length, skipped: Object.fromEntries(skipped) }, 's3: listing read');
+}
+
+export default connector;

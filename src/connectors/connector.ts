@@ -78,6 +78,21 @@ export interface SyncContext {
    * An estimate (an unreadable file is still counted); absent on runs that are not watched.
    */
   expectTotal?(total: number): void;
+  /**
+   * Tells that the run left an item out and why (unsupported file type, too large, unreadable,
+   * excluded…): the job counts it in entities_skipped, by reason, and lists the first ones.
+   * Absent on runs that are not recorded.
+   */
+  reportSkipped?(item: SkippedItem): void;
+}
+
+/** An item a run left out. Reasons are short fixed phrases ("unsupported file type"), so they can be counted. */
+export interface SkippedItem {
+  /** The entity id it would have had (local_folder: the path relative to the folder). */
+  entityId: string;
+  reason: string;
+  /** What was found (a size, an error's message), when it helps. */
+  detail?: string;
 }
 
 export interface SourceRun {

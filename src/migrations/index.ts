@@ -4,6 +4,7 @@ import { Migration20261122192523_sync } from './Migration20261122192523_sync.js'
 import { Migration20261122221157_webhooks } from './Migration20261122221157_webhooks.js';
 import { Migration20261123105925_push } from './Migration20261123105925_push.js';
 import { Migration20261123233000_job_total } from './Migration20261123233000_job_total.js';
+import { Migration20261124000000_job_skipped } from './Migration20261124000000_job_skipped.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -14,4 +15,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261122221157_webhooks', class: Migration20261122221157_webhooks },
   { name: 'Migration20261123105925_push', class: Migration20261123105925_push },
   { name: 'Migration20261123233000_job_total', class: Migration20261123233000_job_total },
+  { name: 'Migration20261124000000_job_skipped', class: Migration20261124000000_job_skipped },
 ];

@@ -81,6 +81,7 @@ function pushEntityInput(entity: Record<string, any>) {
 }
 
 const connectionId = (request: Request) => String((request.params as Record<string, string>).source_connection_id);
+const jobId = (request: Request) => String((request.params as Record<string, string>).job_id);
 const query = (request: Request) => request.query as Record<string, string | undefined>;
 const body = (request: Request) => renameKeys(request.requestBody ?? {}, camelCase, OPAQUE);
 
@@ -153,10 +154,25 @@ export const connectionOperations: Record<string, RestOperation> = {
     respond: (data) => (data.pushBatch === null ? undefined : toRest(data.pushBatch)),
     notFound: (request) => `Push batch "${String((request.params as Record<string, string>).batch_id)}" not found`,
   },
+  listSourceConnectionJobSkipped: {
+    document: `query ($id: ID!, $jobId: ID!, $limit: Int!, $offset: Int!) {
+      sourceConnection(id: $id) { id }
+      syncJob(id: $jobId) { id sourceConnectionId skipped(limit: $limit, offset: $offset) { count listed byReason { reason count } items { entityId reason detail } } }
+    }`,
+    inputLocation: 'query',
+    variables: (request) => ({ id: connectionId(request), jobId: jobId(request), limit: Number(query(request).limit ?? 100), offset: Number(query(request).offset ?? 0) }),
+    respond: (data) => {
+      const connection = data.sourceConnection as { id: string } | null;
+      const job = data.syncJob as { id: string; sourceConnectionId: string; skipped: unknown } | null;
+      if (!connection || !job || job.sourceConnectionId !== connection.id) return undefined;
+      return { job_id: job.id, ...toRest(job.skipped) };
+    },
+    notFound: (request) => `Sync job "${jobId(request)}" not found`,
+  },
   cancelSourceConnectionJob: {
     document: `mutation ($id: ID!, $jobId: ID!) { cancelSync(sourceConnectionId: $id, jobId: $jobId) { ...JobFields } } ${JOB_FIELDS}`,
     inputLocation: 'path',
-    variables: (request) => ({ id: connectionId(request), jobId: String((request.params as Record<string, string>).job_id) }),
+    variables: (request) => ({ id: connectionId(request), jobId: jobId(request) }),
     respond: (data) => toRest(data.cancelSync),
   },
 };

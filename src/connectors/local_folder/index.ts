@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import picomatch from 'picomatch';
 import type { Logger } from '../../platform/logger.js';
-import { SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem } from '../connector.js';
+import { SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem, type SyncContext } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 
 /**
@@ -213,13 +213,13 @@ const connector: Connector = {
    * Incremental runs also yield explicit `delete` markers for cursor entries that are gone;
    * they are redundant with the sweep but make the stream say what happened.
    */
-  sync({ config: raw, cursor, signal, logger, expectTotal }, environment) {
+  sync({ config: raw, cursor, signal, logger, expectTotal, reportSkipped }, environment) {
     const config = readConfig(raw);
     const next: FolderCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, root: '', files: {}, folders: [] };
     return {
       complete: true,
       nextCursor: () => next as unknown as Record<string, unknown>,
-      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment, expectTotal), signal),
+      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment, { expectTotal, reportSkipped }), signal),
     };
   },
 };
@@ -254,7 +254,8 @@ async function countListed(directory: string, relativeDirectory: string, include
       if (excluded(relative) || excluded(`${relative}/`)) continue;
       const below = await countListed(path.join(directory, entry.name), relative, included, excluded, signal);
       if (below > 0) total += below + 1;
-    } else if (entry.isFile() && included(relative) && !excluded(relative) && isSupported(entry.name)) {
+    } else if (entry.isFile()) {
+      // Every file is either yielded or reported skipped (excluded, unsupported…), so each counts towards progress.
       total++;
     }
   }
@@ -267,6 +268,13 @@ interface Frame {
   emitted: boolean;
 }
 
+/** The detail a skipped file is listed with: the size that was too large, or the error's message. */
+function skipDetail({ err, size }: { err?: unknown; size?: number }): { detail?: string } {
+  if (size !== undefined) return { detail: `${size} bytes` };
+  if (err !== undefined) return { detail: err instanceof Error ? err.message : String(err) };
+  return {};
+}
+
 async function* walkFolder(
   config: FolderConfig,
   cursor: Record<string, unknown> | null,
@@ -274,7 +282,7 @@ async function* walkFolder(
   signal: AbortSignal,
   logger: Logger,
   environment: ConnectorEnvironment,
-  expectTotal?: (total: number) => void,
+  { expectTotal, reportSkipped }: Pick<SyncContext, 'expectTotal' | 'reportSkipped'>,
 ): AsyncGenerator<SourceItem> {
   signal.throwIfAborted();
   // Checked again at every run: the folder or the allowed roots may have changed since validation,
@@ -288,9 +296,10 @@ async function* walkFolder(
   const yielded = new Set<string>(); // ids of entities and keep markers of this run
   const visited = new Set<string>(); // device:inode of folders walked, so links cannot loop
   const skippedByReason = new Map<string, number>();
-  const skip = (relative: string, reason: string, extra: Record<string, unknown> = {}) => {
+  const skip = (relative: string, reason: string, extra: { err?: unknown; size?: number; max_file_bytes?: number } = {}) => {
     skippedByReason.set(reason, (skippedByReason.get(reason) ?? 0) + 1);
     logger.debug({ source: 'local_folder', file: relative, reason, ...extra }, 'local_folder: file skipped');
+    reportSkipped?.({ entityId: relative, reason, ...skipDetail(extra) });
   };
   const urlOf = (relative: string) => pathToFileURL(path.join(root, ...relative.split('/'))).href;
 
@@ -365,7 +374,10 @@ async function* walkFolder(
       }
 
       if (!info.isFile()) continue; // sockets, FIFOs, devices
-      if (!included(relative) || excluded(relative)) continue;
+      if (!included(relative) || excluded(relative)) {
+        skip(relative, 'excluded by include/exclude');
+        continue;
+      }
       if (!isSupported(entry.name)) {
         skip(relative, 'unsupported file type');
         continue;
@@ -383,6 +395,9 @@ async function* walkFolder(
           yield* ancestors(frames);
           yielded.add(relative);
           yield { keep: relative };
+        } else {
+          // Read before and found without text (binary, or its extraction failed): still left out.
+          skip(relative, 'binary content or no text');
         }
         continue;
       }
@@ -410,6 +425,9 @@ async function* walkFolder(
           yield* ancestors(frames);
           yielded.add(relative);
           yield { keep: relative };
+        } else {
+          // Read before and found without text (binary, or its extraction failed): still left out.
+          skip(relative, 'binary content or no text');
         }
         continue;
       }

@@ -46,7 +46,8 @@ interface BucketCursor {
   folders: string[];
 }
 
-function readConfig(raw: Record<string, unknown>): BucketConfig {
+/** Config with defaults (the platform applies them already; this keeps direct callers and old rows safe). */
+export function readConfig(raw: Record<string, unknown>): BucketConfig {
   const text = (value: unknown, fallback: string) => (typeof value === 'string' ? value.trim() : fallback);
   const positive = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
   const addressing = raw.addressing === 'path' || raw.addressing === 'virtual' ? raw.addressing : DEFAULTS.addressing;
@@ -244,8 +245,8 @@ async function* readBucket(
       }
       continue;
     }
-    const read = await client.getObject(object.key);
-    if (!read) continue; // deleted since the listing
+    const read = await client.getObject(object.key, config.max_object_bytes);
+    if (!read) continue; // deleted, or grown past max_object_bytes, since the listing
     const name = path.posix.basename(object.key);
     const mimeType = read.contentType.split(';')[0]!.trim() || undefined;
     let extracted: Awaited<ReturnType<typeof extractText>> = null;

@@ -44,6 +44,9 @@ const REGION_CODES = new Set(['AuthorizationHeaderMalformed', 'PermanentRedirect
 const RETRYABLE_CODES = new Set(['SlowDown', 'InternalError', 'ServiceUnavailable', 'RequestTimeout', 'RequestTimeTooSkewed']);
 
 const MAX_ATTEMPTS = 5;
+/** A ListObjectsV2 page of 1,000 keys is well under a megabyte; error bodies are smaller still. */
+const MAX_LISTING_BYTES = 16 * 1024 * 1024;
+const TOO_LARGE = 'TooLarge';
 const FIRST_BACKOFF_MS = 500;
 /** A longer Retry-After would stall the job: it fails instead and is retried later. */
 const MAX_RETRY_AFTER_MS = 60_000;
@@ -97,13 +100,13 @@ export class S3Client {
     return { objects, nextContinuationToken: truncated && result.NextContinuationToken ? String(result.NextContinuationToken) : null };
   }
 
-  /** The object's bytes and content type, or null when it is gone since it was listed. */
-  async getObject(key: string): Promise<{ bytes: Buffer; contentType: string } | null> {
+  /** The object's bytes and content type, or null when it is gone since it was listed or has grown past `maxBytes`. */
+  async getObject(key: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string } | null> {
     try {
-      const { body, contentType } = await this.send(this.objectUrl(key), 'read an object');
+      const { body, contentType } = await this.send(this.objectUrl(key), 'read an object', maxBytes);
       return { bytes: body, contentType };
     } catch (error) {
-      if (error instanceof S3RequestError && error.code === 'NoSuchKey') return null;
+      if (error instanceof S3RequestError && (error.code === 'NoSuchKey' || error.code === TOO_LARGE)) return null;
       throw error;
     }
   }
@@ -120,24 +123,27 @@ export class S3Client {
   }
 
   /** A signed GET, retried on SlowDown and 5xx; S3 errors thrown as typed errors. */
-  private async send(url: URL, what: string): Promise<{ body: Buffer; contentType: string }> {
+  private async send(url: URL, what: string, maxBytes = MAX_LISTING_BYTES): Promise<{ body: Buffer; contentType: string }> {
     const { webClient, signal, timeoutMs, logger } = this.context;
     for (let attempt = 1; ; attempt++) {
       signal.throwIfAborted();
       let response: Awaited<ReturnType<WebClient['get']>>;
-      let body: Buffer;
+      let body: Buffer | null;
       try {
         const headers = { ...signedGetHeaders(url, this.keys, this.target.region, new Date()), 'user-agent': 'Catchment' };
         response = await webClient.get(url.href, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
-        body = Buffer.from(await response.arrayBuffer());
+        body = await readCapped(response, maxBytes);
       } catch (error) {
         signal.throwIfAborted();
         const cause = (error as { cause?: { message?: string; code?: string } }).cause;
         throw new S3RequestError(0, 'NetworkError', `Cannot reach ${this.target.endpoint.origin} to ${what}: ${cause?.message ?? cause?.code ?? (error as Error).message}`);
       }
-      if (response.status >= 200 && response.status < 300) return { body, contentType: response.headers.get('content-type') ?? '' };
+      if (response.status >= 200 && response.status < 300) {
+        if (!body) throw new S3RequestError(response.status, TOO_LARGE, `An answer of ${this.target.endpoint.origin} to ${what} is larger than ${maxBytes} bytes`);
+        return { body, contentType: response.headers.get('content-type') ?? '' };
+      }
 
-      const { code, message } = errorBody(body);
+      const { code, message } = errorBody(body ?? Buffer.alloc(0));
       const retryable = response.status >= 500 || RETRYABLE_CODES.has(code) || response.status === 429;
       if (retryable && attempt < MAX_ATTEMPTS) {
         const asked = retryAfterMs(response.headers.get('retry-after'));
@@ -149,6 +155,24 @@ export class S3Client {
       throw typedError(response.status, code, message, this.target, what);
     }
   }
+}
+
+/** The body, or null when it is larger than `maxBytes` (then not read further). */
+async function readCapped(response: Awaited<ReturnType<WebClient['get']>>, maxBytes: number): Promise<Buffer | null> {
+  const declared = Number(response.headers.get('content-length'));
+  const parts: Buffer[] = [];
+  let size = 0;
+  if (Number.isFinite(declared) && declared > maxBytes) size = declared;
+  else {
+    for await (const part of response.body ?? []) {
+      size += part.length;
+      if (size > maxBytes) break;
+      parts.push(Buffer.from(part));
+    }
+  }
+  if (size <= maxBytes) return Buffer.concat(parts);
+  await response.body?.cancel().catch(() => {});
+  return null;
 }
 
 interface ListBucketResult {

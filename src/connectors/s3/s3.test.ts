@@ -5,7 +5,8 @@ import { api, FAST_WORKER, waitForJob, type Api } from '../../../test/support/sy
 import { startTestServer, type TestServer } from '../../../test/support/harness.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
-import connector from './index.js';
+import connector, { bucketTarget, readConfig } from './index.js';
+import { S3Client } from './s3-client.js';
 import { canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature, signedGetHeaders } from './sigv4.js';
 import { TestS3Server } from './test-s3-server.js';
 
@@ -95,6 +96,16 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
     expect(run.byId.get('docs/notes/plan.txt')!.breadcrumbs.map((crumb) => crumb.name)).toEqual(['notes']);
   });
 
+  test('keys with spaces, plus signs and non-ASCII letters are signed and read; objects over max_object_bytes are not downloaded', async () => {
+    s3.put('knowledge', 'docs/Ünïcode notes+ideas.md', 'Aurora sightings in Tromsø.', 'text/markdown');
+    s3.put('knowledge', 'docs/big.md', 'x'.repeat(5000), 'text/markdown');
+    const run = await collectRun(connector, { config: { ...config(), max_object_bytes: 4096 }, credentials });
+    expect(run.byId.get('docs/Ünïcode notes+ideas.md')).toMatchObject({ text: expect.stringContaining('Tromsø'), webUrl: `${s3.url}/knowledge/docs/%C3%9Cn%C3%AFcode%20notes%2Bideas.md` });
+    expect(run.ids).not.toContain('docs/big.md');
+    expect(gets()).not.toContain('/knowledge/docs/big.md');
+    expect(s3.requests.every((request) => request.status === 200)).toBe(true);
+  });
+
   test('a 503 SlowDown is retried after the Retry-After it names', async () => {
     s3.interruptions.push({ status: 503, code: 'SlowDown', retryAfter: '1' });
     const run = await sync();
@@ -133,6 +144,15 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
     expect(connector.credentialTargets({ ...configDefaults(connector), endpoint: 'http://minio.internal:9000', bucket: 'team' }, credentials)).toEqual(['http://minio.internal:9000/team']);
     expect(connector.credentialTargets({ ...configDefaults(connector), bucket: 'team', region: 'eu-west-1' }, credentials)).toEqual(['https://s3.eu-west-1.amazonaws.com/team']);
     expect(connector.credentialTargets({ ...configDefaults(connector), bucket: '' }, credentials)).toEqual([]);
+  });
+
+  test('addressing: virtual-hosted on AWS, path style on a custom endpoint, for dotted buckets or when asked', () => {
+    const urlOf = (overrides: Record<string, unknown>) => new S3Client(bucketTarget(readConfig({ bucket: 'team', ...overrides })), { accessKeyId: '', secretAccessKey: '' }, { webClient: connectorEnvironment().webClient, signal: new AbortController().signal, timeoutMs: 1000, logger: silentLogger }).objectUrl('a b/c.md').href;
+    expect(urlOf({ region: 'eu-west-1' })).toBe('https://team.s3.eu-west-1.amazonaws.com/a%20b/c.md');
+    expect(urlOf({ region: 'eu-west-1', addressing: 'path' })).toBe('https://s3.eu-west-1.amazonaws.com/team/a%20b/c.md');
+    expect(urlOf({ bucket: 'team.docs' })).toBe('https://s3.us-east-1.amazonaws.com/team.docs/a%20b/c.md');
+    expect(urlOf({ endpoint: 'http://minio.internal:9000' })).toBe('http://minio.internal:9000/team/a%20b/c.md');
+    expect(urlOf({ endpoint: 'https://storage.example.com', addressing: 'virtual' })).toBe('https://team.storage.example.com/a%20b/c.md');
   });
 });
 

@@ -3,6 +3,7 @@ import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decor
 import { uuidv7 } from '../../shared/ids.js';
 import type { SyncConfig } from '../collections/sync-config.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
+import type { SkippedRecord } from './skipped-items.js';
 
 export const JOB_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLING', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -33,6 +34,7 @@ export class SyncJob {
     | 'entitiesFailed'
     | 'chunksWritten'
     | 'entitiesTotal'
+    | 'skipped'
     | 'error'
     | 'errorDetails'
     | 'credentialsRejected';
@@ -87,6 +89,13 @@ export class SyncJob {
   /** The entities the source said the run would yield (SyncContext.expectTotal); null when it did not know. */
   @Property({ type: 'integer', nullable: true })
   entitiesTotal: number | null = null;
+
+  /**
+   * What the source left out (SyncContext.reportSkipped): counted by reason, the first ones listed.
+   * Lazy: read only when asked for (up to SKIPPED_ITEMS_LISTED items).
+   */
+  @Property({ type: 'json', nullable: true, lazy: true })
+  skipped: SkippedRecord | null = null;
 
   @Property({ type: 'text', nullable: true })
   error: string | null = null;

@@ -1,4 +1,4 @@
-import type { ConnectorEnvironment } from '../../connectors/connector.js';
+import type { ConnectorEnvironment, SyncContext } from '../../connectors/connector.js';
 import { CredentialsRejectedError } from '../../connectors/connector.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
@@ -16,6 +16,7 @@ import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
 import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 import { SyncJob } from './sync-job.entity.js';
+import { SkipTally, type SkippedRecord } from './skipped-items.js';
 import { jobCancelTopic, jobProgressTopic, SYNC_QUEUE, type SyncService } from './sync.service.js';
 import { jobView } from './sync-job.view.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
@@ -137,23 +138,29 @@ export class SyncWorker {
     const expectTotal = (expected: number) => {
       total = Math.max(0, Math.floor(expected));
     };
+    // What the source leaves out counts as skipped with the unchanged entities, and is listed by reason.
+    const skips = new SkipTally();
+    const countFields = (progress: SyncCounts) => ({ ...pipelineCountFields(progress), entitiesSkipped: progress.skipped + skips.count });
+    const sources: SourceCallbacks = { expectTotal, reportSkipped: (item) => skips.add(item) };
     try {
-      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, expectTotal, (progress) => {
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, sources, (progress) => {
         counts = progress;
-        return this.saveProgress(jobId, progress, total);
+        return this.saveProgress(jobId, { ...countFields(progress), entitiesTotal: total, ...skippedField(skips.takeChanged()) });
       });
       counts = finalCounts;
-      const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts) }, { type: 'sync.completed' });
+      const skipped = skips.snapshot();
+      if (skipped.count > 0) logger.info({ jobId, skipped: skipped.byReason }, 'sync job: items left out, by reason');
+      const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts), skipped }, { type: 'sync.completed' });
       if (completed) {
         if (cursor !== undefined) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: completed.sourceConnection.id }, { cursor });
       } else {
-        await this.finishCancelled(jobId, counts);
+        await this.finishCancelled(jobId, countFields(counts));
       }
     } catch (error) {
       if (controller.signal.aborted && this.stopping) {
-        await this.requeue(jobId, counts);
+        await this.requeue(jobId, countFields(counts));
       } else if (controller.signal.aborted) {
-        await this.finishCancelled(jobId, counts);
+        await this.finishCancelled(jobId, countFields(counts));
       } else {
         const message = error instanceof Error ? error.message : String(error);
         logger.warn({ jobId, err: error }, 'sync failed');
@@ -167,6 +174,7 @@ export class SyncWorker {
             errorDetails: { type: error instanceof Error ? error.name : 'Error' },
             credentialsRejected: error instanceof CredentialsRejectedError,
             ...countFields(counts),
+            skipped: skips.snapshot(),
           },
           { type: 'sync.failed', extra: { error: message } },
         );
@@ -181,20 +189,20 @@ export class SyncWorker {
    * A job interrupted by this worker's shutdown (not by a cancel) waits for the next worker: its
    * committed batches are kept and the re-run skips them by hash. Workers queue PENDING jobs at start.
    */
-  private async requeue(jobId: string, counts: SyncCounts): Promise<void> {
-    const pending = await this.deps.sync.transition(jobId, ['RUNNING'], 'PENDING', { startedAt: null, heartbeatAt: null, ...countFields(counts) });
+  private async requeue(jobId: string, counts: JobCountFields): Promise<void> {
+    const pending = await this.deps.sync.transition(jobId, ['RUNNING'], 'PENDING', { startedAt: null, heartbeatAt: null, ...counts });
     if (!pending) return this.finishCancelled(jobId, counts); // it was being cancelled meanwhile
     await this.deps.queue.add(SYNC_QUEUE, { jobId }, { id: jobId }).catch(() => {
       // The queue is closing too (in-process): the next worker start queues PENDING jobs again.
     });
   }
 
-  private async finishCancelled(jobId: string, counts: SyncCounts): Promise<void> {
-    await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...countFields(counts) }, { type: 'sync.cancelled' });
+  private async finishCancelled(jobId: string, counts: JobCountFields): Promise<void> {
+    await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...counts }, { type: 'sync.cancelled' });
   }
 
   /** Loads the connection, decides full or incremental, and runs the pipeline. */
-  private async execute(job: SyncJob, signal: AbortSignal, expectTotal: (total: number) => void, onProgress: (counts: SyncCounts) => Promise<void>) {
+  private async execute(job: SyncJob, signal: AbortSignal, callbacks: SourceCallbacks, onProgress: (counts: SyncCounts) => Promise<void>) {
     const em = this.deps.orm.em.fork();
     const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
     const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
@@ -206,7 +214,7 @@ export class SyncWorker {
     if (mismatch) throw new Error(mismatch);
     const source = config.behavior.replayFromArf
       ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
-      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id, expectTotal }, this.deps.environment);
+      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id, ...callbacks }, this.deps.environment);
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
@@ -225,9 +233,9 @@ export class SyncWorker {
     return { counts, cursor };
   }
 
-  private async saveProgress(jobId: string, counts: SyncCounts, entitiesTotal: number | null): Promise<void> {
+  private async saveProgress(jobId: string, progress: JobCountFields & Pick<SyncJob, 'entitiesTotal'> & Partial<Pick<SyncJob, 'skipped'>>): Promise<void> {
     const em = this.deps.orm.em.fork();
-    await em.nativeUpdate(SyncJob, { id: jobId }, { ...countFields(counts), entitiesTotal, heartbeatAt: new Date() });
+    await em.nativeUpdate(SyncJob, { id: jobId }, { ...progress, heartbeatAt: new Date() });
     const job = await em.findOne(SyncJob, { id: jobId });
     if (job) await this.deps.pubsub.publish(jobProgressTopic(jobId), jobView(job));
   }
@@ -292,7 +300,15 @@ export class SyncWorker {
   }
 }
 
-function countFields(counts: SyncCounts) {
+/** The callbacks a run's source reports through (see SyncContext). */
+type SourceCallbacks = Required<Pick<SyncContext, 'expectTotal' | 'reportSkipped'>>;
+
+type JobCountFields = ReturnType<typeof pipelineCountFields>;
+
+/** The skipped record to save with a progress update, when it changed. */
+const skippedField = (record: SkippedRecord | undefined) => (record ? { skipped: record } : {});
+
+function pipelineCountFields(counts: SyncCounts) {
   return {
     entitiesInserted: counts.inserted,
     entitiesUpdated: counts.updated,

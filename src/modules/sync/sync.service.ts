@@ -10,6 +10,7 @@ import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { Principal } from '../organizations/principal.js';
 import { FINISHED_JOB_STATUSES, SyncJob, type JobStatus } from './sync-job.entity.js';
 import { jobView, type SyncJobView } from './sync-job.view.js';
+import { NOTHING_SKIPPED, type SkippedRecord } from './skipped-items.js';
 
 export const SYNC_QUEUE = 'sync';
 export const jobProgressTopic = (jobId: string) => `sync-job:${jobId}`;
@@ -102,6 +103,13 @@ export class SyncService {
     if (!UUID_PATTERN.test(jobId)) return null;
     const job = await this.orm.em.fork().findOne(SyncJob, { id: jobId, organizationId: principal.organizationId });
     return job ? jobView(job) : null;
+  }
+
+  /** What a job of the principal's organization left out (null when the job is not theirs). */
+  async skipped(principal: Principal, jobId: string): Promise<SkippedRecord | null> {
+    if (!UUID_PATTERN.test(jobId)) return null;
+    const job = await this.orm.em.fork().findOne(SyncJob, { id: jobId, organizationId: principal.organizationId }, { fields: ['skipped'] });
+    return job ? (job.skipped ?? NOTHING_SKIPPED) : null;
   }
 
   /**

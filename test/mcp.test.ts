@@ -90,6 +90,8 @@ describe('MCP over Streamable HTTP', () => {
     const { contents } = await client.readResource({ uri: 'catchment://collections/field-notes' });
     expect(JSON.parse((contents[0] as { text: string }).text)).toMatchObject({ readable_id: 'field-notes', sources: [{ source_connection_id: pushConnectionId, short_name: 'push' }], entity_count: 4 });
     await expect(client.readResource({ uri: 'catchment://collections/nope' })).rejects.toThrow(/Collection "nope" not found/);
+    // A NUL decoded from the URI is no collection id, not an internal error.
+    await expect(client.readResource({ uri: 'catchment://collections/field%00notes' })).rejects.toThrow(/not found/);
   });
 
   test('search: instant and classic answer what REST search answers, with filters and paging', async () => {

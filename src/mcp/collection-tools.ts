@@ -4,6 +4,7 @@ import type { GraphQLContext } from '../graphql/context.js';
 import { checkAccess, type GuardRule } from '../graphql/guard.js';
 import { renameKeys, snakeCase } from '../shared/case.js';
 import { NotFoundError } from '../shared/errors.js';
+import { isStorableText } from '../shared/well-formed-text.js';
 import { ToolGroup, toolResult } from './tool-kit.js';
 
 const JOB_FIELDS = `
@@ -118,6 +119,8 @@ export class CollectionTools extends ToolGroup {
     this.server.registerResource('collection', template, { title: 'Collection', description: 'A collection: status, sources, entity count and last sync.', mimeType: 'application/json' }, (uri, variables, extra) =>
       this.resource(extra, async (context) => {
         const readableId = decodeURIComponent(String(variables.readable_id));
+        // A `%00` in the URI decodes to text no collection id can hold (and PostgreSQL refuses).
+        if (!isStorableText(readableId)) throw NotFoundError.of('Collection', readableId);
         const found = (await summaries(context, { limit: 1000, search: readableId })).find((c) => c.readable_id === readableId);
         if (!found) throw NotFoundError.of('Collection', readableId);
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ ...found, description: describeCollection(found) }, null, 2) }] };

@@ -152,7 +152,8 @@ export class BeeJobQueue implements JobQueue {
       try {
         await this.save(this.parked[0]!);
       } catch {
-        this.retryTimer = setTimeout(() => void this.sendParked(), this.options.retryParkedMs ?? 1000);
+        // A queue closed meanwhile keeps no timer alive past its stop().
+        this.retryTimer = this.closed ? null : setTimeout(() => void this.sendParked(), this.options.retryParkedMs ?? 1000);
         return;
       }
       this.parked.shift();

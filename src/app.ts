@@ -37,6 +37,7 @@ import { finishedSyncJob } from './modules/sync/sync-job-metrics.js';
 import { AuthService } from './modules/organizations/auth.service.js';
 import { OrganizationService } from './modules/organizations/organization.service.js';
 import { CollectionService } from './modules/collections/collection.service.js';
+import { CollectionEntities } from './modules/collections/collection-entities.js';
 import { protectDataDirectory } from './platform/data-directory.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import type { Logger } from './platform/logger.js';
@@ -153,6 +154,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       organizations,
       auth: new AuthService(database.orm, secretBox, organizations, config.tokenTtlSeconds),
       collections,
+      collectionEntities: new CollectionEntities(database.orm, collections),
       sources,
       connections,
       sync,

@@ -1,5 +1,6 @@
 import type { AuthService } from './modules/organizations/auth.service.js';
 import type { OrganizationService } from './modules/organizations/organization.service.js';
+import type { CollectionEntities } from './modules/collections/collection-entities.js';
 import type { CollectionService } from './modules/collections/collection.service.js';
 import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import type { DocumentReader } from './modules/search/document-reader.js';
@@ -18,6 +19,8 @@ export interface Services {
   organizations: OrganizationService;
   auth: AuthService;
   collections: CollectionService;
+  /** What collections hold: their entities listed and counted. */
+  collectionEntities: CollectionEntities;
   sources: SourceService;
   connections: SourceConnectionService;
   sync: SyncService;

@@ -8,6 +8,7 @@ describe('rateLimitFamilyOfPath', () => {
   const expected: Record<string, string> = {
     '/collections': 'collections',
     '/collections/{readable_id}': 'collections',
+    '/collections/{readable_id}/entities/query': 'collections',
     '/collections/{readable_id}/search': 'search',
     '/collections/{readable_id}/search/instant': 'search',
     '/collections/{readable_id}/search/classic': 'search',
@@ -18,6 +19,7 @@ describe('rateLimitFamilyOfPath', () => {
     '/source-connections/{source_connection_id}/run': 'source_connections',
     '/source-connections/{source_connection_id}/jobs': 'source_connections',
     '/source-connections/{source_connection_id}/jobs/{job_id}/cancel': 'source_connections',
+    '/source-connections/{source_connection_id}/jobs/{job_id}/skipped': 'source_connections',
     '/source-connections/{source_connection_id}/entities': 'source_connections',
     '/source-connections/{source_connection_id}/push-batches/{batch_id}': 'source_connections',
     '/sources': 'sources',

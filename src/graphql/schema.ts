@@ -5,6 +5,7 @@ import { CollectionResolver } from '../modules/collections/collection.resolver.j
 import { OrganizationResolver } from '../modules/organizations/organization.resolver.js';
 import { SourceConnectionResolver } from '../modules/connections/source-connection.resolver.js';
 import { SyncJobSkippedResolver } from '../modules/sync/sync-job-skipped.resolver.js';
+import { CollectionEntitiesResolver } from '../modules/collections/collection-entities.resolver.js';
 import { SearchResolver } from '../modules/search/search.resolver.js';
 import { PushBatchResolver } from '../modules/sync/push-batch.resolver.js';
 import { ReembedResolver } from '../modules/sync/reembed.resolver.js';
@@ -16,7 +17,7 @@ let built: Promise<GraphQLSchema> | undefined;
 /** The one schema every transport executes against: Apollo, graphql-sse and the REST facade. */
 export function graphqlSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, SourceConnectionResolver, SyncJobSkippedResolver, PushBatchResolver, ReembedResolver, SearchResolver, WebhookResolver],
+    resolvers: [OrganizationResolver, CollectionResolver, SourceResolver, CollectionEntitiesResolver, SourceConnectionResolver, SyncJobSkippedResolver, PushBatchResolver, ReembedResolver, SearchResolver, WebhookResolver],
     // Business rules are validated by the services, which know them; not by class-validator.
     validate: false,
     // type-graphql insists on a PubSub when a schema has subscriptions, but ours each bring a

@@ -62,4 +62,18 @@ export const collectionOperations: Record<string, RestOperation> = {
     variables: (request) => ({ readableId: readableId(request) }),
     respond: (data) => collectionToRest(data.deleteCollection),
   },
+  listCollectionEntities: {
+    document: `query ($readableId: String!, $filter: [FilterGroupInput!], $limit: Int!, $offset: Int!) {
+      collectionEntities(readableId: $readableId, filter: $filter, limit: $limit, offset: $offset) {
+        total byType { entityType count } bySource { sourceConnectionId sourceName count }
+        items { entityId name entityType sourceConnectionId sourceName breadcrumbs { entityId name entityType } createdAt updatedAt syncedAt chunkCount }
+      }
+    }`,
+    inputLocation: 'body',
+    variables: (request) => {
+      const sent = (request.requestBody ?? {}) as { filter?: unknown; limit?: number; offset?: number };
+      return { readableId: readableId(request), filter: sent.filter ?? null, limit: sent.limit ?? 100, offset: sent.offset ?? 0 };
+    },
+    respond: (data) => renameKeys(data.collectionEntities, snakeCase),
+  },
 };

@@ -1,6 +1,6 @@
 import { expect } from '@jest/globals';
 import { createLogger } from '../platform/logger.js';
-import type { Connector, ConnectorEnvironment, SourceEntity, SourceItem } from './connector.js';
+import type { Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem } from './connector.js';
 import { WebClient } from './web/http-fetch.js';
 
 /** What connector unit tests share: a quiet logger, config defaults, a whole run collected, a rejection. */
@@ -19,7 +19,9 @@ export async function collectRun(
   connector: Connector,
   { config, credentials = {}, cursor = null, environment = connectorEnvironment() }: { config: Record<string, unknown>; credentials?: Record<string, unknown>; cursor?: Record<string, unknown> | null; environment?: ConnectorEnvironment },
 ) {
-  const run = connector.sync({ config: { ...configDefaults(connector), ...config }, credentials, cursor, signal: new AbortController().signal, logger: silentLogger }, environment);
+  const skipped: SkippedItem[] = [];
+  const reportSkipped = (item: SkippedItem) => skipped.push(item);
+  const run = connector.sync({ config: { ...configDefaults(connector), ...config }, credentials, cursor, signal: new AbortController().signal, logger: silentLogger, reportSkipped }, environment);
   const items: SourceItem[] = [];
   for await (const item of run.items) items.push(item);
   const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
@@ -31,6 +33,8 @@ export async function collectRun(
     ids: entities.map((entity) => entity.entityId).sort(),
     keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])).sort(),
     deletes: items.flatMap((item) => ('delete' in item ? [item.delete] : [])).sort(),
+    /** What the run reported left out (SyncContext.reportSkipped), in its order. */
+    skipped,
   };
 }
 

@@ -63,7 +63,15 @@ describe('git connector', () => {
     expect(guideCommit).toMatchObject({ entityType: 'commit', fields: expect.objectContaining({ author_name: 'Ada Lovelace', files: ['docs/guide.md'] }) });
     expect(guideCommit.text).toContain('docs/guide.md');
 
+    // What is not indexed is reported with its reason, on every run.
+    const leftOut = [
+      { entityId: 'file:assets/logo.png', reason: 'unsupported file type' },
+      { entityId: 'file:data.bin', reason: 'unsupported file type' },
+    ];
+    expect(first.skipped).toEqual(leftOut);
+
     const again = await sync({ url: repository.directory, branch: 'main' }, first.cursor);
+    expect(again.skipped).toEqual(leftOut);
     expect(again.entities.filter((e) => e.entityType !== 'folder')).toEqual([]);
     expect(again.keeps).toEqual(first.ids.filter((id) => !id.startsWith('folder:')));
     expect(again.deletes).toEqual([]);
@@ -87,6 +95,20 @@ describe('git connector', () => {
       // Restore the fixture for the other tests.
       repository.git('reset', '--quiet', '--hard', 'HEAD~1');
     }
+  });
+
+  test('files too large or without text are reported left out, with their reason, also while unchanged', async () => {
+    const other = new TestRepository(path.join(root, 'skips'));
+    other.write('notes.md', 'Short notes.\n').write('big.txt', 'word '.repeat(100)).write('blob', Buffer.from([0, 1, 2, 0xff, 0xfe, 0, 7])).commit('Files of every kind');
+    const first = await sync({ url: other.directory, branch: 'main', max_file_bytes: 100 });
+    const leftOut = [
+      { entityId: 'file:big.txt', reason: 'larger than max_file_bytes', detail: '500 bytes' },
+      { entityId: 'file:blob', reason: 'binary content or no text' },
+    ];
+    expect(first.ids.filter((id) => id.startsWith('file:'))).toEqual(['file:notes.md']);
+    expect(first.skipped).toEqual(leftOut);
+    const again = await sync({ url: other.directory, branch: 'main', max_file_bytes: 100 }, first.cursor);
+    expect(again.skipped).toEqual(leftOut);
   });
 
   test('a cursor whose commit no longer exists (force-push) means a full read', async () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceItem } from '../connector.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceItem, type SyncContext } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { BlobReader, git, GitError, gitLines, type GitAccess } from './git-cli.js';
 import { DEFAULT_USERNAME, gitAccess, resolveRemote, type Remote } from './remote.js';
@@ -204,7 +204,7 @@ const connector: Connector = {
     if (refs.length === 0) throw new SourceConfigError('branch', 'The repository has no commits');
   },
 
-  sync({ config: raw, credentials, cursor, signal, logger, expectTotal }, environment) {
+  sync({ config: raw, credentials, cursor, signal, logger, expectTotal, reportSkipped }, environment) {
     const config = readConfig(raw);
     let next: GitCursor | null = null;
     async function* items(): AsyncGenerator<SourceItem> {
@@ -214,7 +214,7 @@ const connector: Connector = {
       const directory = await mkdtemp(path.join(tmpdir(), 'catchment-git-'));
       try {
         await git(['clone', '--bare', '--single-branch', '--no-tags', ...(branch ? ['--branch', branch] : []), '--', remote.cloneFrom, directory], access);
-        yield* readRepository(directory, branch, remote, config, cursor, access, (value) => (next = value), expectTotal);
+        yield* readRepository(directory, branch, remote, config, cursor, access, (value) => (next = value), { expectTotal, reportSkipped });
       } finally {
         await rm(directory, { recursive: true, force: true });
       }
@@ -232,7 +232,7 @@ async function* readRepository(
   rawCursor: Record<string, unknown> | null,
   access: GitAccess,
   done: (cursor: GitCursor) => void,
-  expectTotal?: (total: number) => void,
+  { expectTotal, reportSkipped }: Pick<SyncContext, 'expectTotal' | 'reportSkipped'>,
 ): AsyncGenerator<SourceItem> {
   const head = (await git(['rev-parse', 'HEAD'], access, { cwd })).toString('utf8').trim();
   const ref = branch || head;
@@ -270,18 +270,28 @@ async function* readRepository(
 
   const reading = new Set(toRead.map((file) => file.path));
   const window = config.max_commits > 0 ? (await git(['rev-list', `--max-count=${config.max_commits}`, 'HEAD'], access, { cwd })).toString('utf8').split('\n').filter(Boolean) : [];
-  // Known from the listing before anything is read: the files yielded or kept, their folders, the commits.
+  // Known from the listing before anything is read: every file (yielded, kept or reported skipped), the folders of those yielded or kept, the commits.
   const listed = files.filter((file) => indexable(file) && (reading.has(file.path) || !unindexedBefore.has(file.path)));
   const listedFolders = new Set(listed.flatMap((file) => crumbsOf(file.path).map((crumb) => crumb.entityId)));
-  expectTotal?.(listed.length + listedFolders.size + window.length);
+  expectTotal?.(files.length + listedFolders.size + window.length);
+  const skip = (file: TreeFile, reason: string, detail?: string) => reportSkipped?.({ entityId: fileId(file.path), reason, ...(detail ? { detail } : {}) });
   const blobs = new BlobReader(cwd, access);
   try {
     for (const file of files) {
       access.signal.throwIfAborted();
-      if (!indexable(file)) continue;
+      if (file.size > config.max_file_bytes) {
+        skip(file, 'larger than max_file_bytes', `${file.size} bytes`);
+        continue;
+      }
+      if (!indexable(file)) {
+        skip(file, 'unsupported file type');
+        continue;
+      }
       if (!reading.has(file.path)) {
-        if (unindexedBefore.has(file.path)) unindexed.push(file.path);
-        else {
+        if (unindexedBefore.has(file.path)) {
+          unindexed.push(file.path);
+          skip(file, 'binary content or no text');
+        } else {
           yield* folders(file.path);
           yield { keep: fileId(file.path) };
         }
@@ -292,6 +302,7 @@ async function* readRepository(
       const extracted = bytes ? await extractText({ name, bytes }).catch(() => null) : null;
       if (!bytes || !extracted || !extracted.text.trim()) {
         unindexed.push(file.path);
+        skip(file, bytes ? 'binary content or no text' : 'unreadable');
         continue;
       }
       yield* folders(file.path);

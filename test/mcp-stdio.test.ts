@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startFakeChatCompletions } from './support/fake-chat-completions.js';
 import { startTestServer, type TestServer } from './support/harness.js';
-import { agentReply, MCP_DOCUMENTS, pushDocuments } from './support/mcp-fixture.js';
+import { agentReply, collectProgress, MCP_DOCUMENTS, pushDocuments } from './support/mcp-fixture.js';
 import { CLI, runCli } from './support/process.js';
 import { api, FAST_WORKER } from './support/sync-helpers.js';
 
@@ -67,22 +67,20 @@ describe('MCP over stdio (catchment mcp)', () => {
 
   test('agentic progress notifications pass through, and a cancellation stops the agent on the server', async () => {
     agentMode = 'quick';
-    const progress: string[] = [];
-    const done = (await client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' } }, undefined, { onprogress: (p) => progress.push(p.message ?? '') })) as CallToolResult;
+    const progress = collectProgress(client, 'stdio-agentic');
+    const done = (await client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' }, _meta: { progressToken: 'stdio-agentic' } })) as CallToolResult;
     expect(structured(done).results.map((r: { entity_id: string }) => r.entity_id)).toContain('birds');
-    expect(progress[0]).toBe('Agent started');
+    expect(progress.map((p) => p.message)[0]).toBe('Agent started');
     expect(progress.length).toBeGreaterThanOrEqual(3);
 
     agentMode = 'slow';
     const before = llm.requests.length;
     const abort = new AbortController();
     let steps = 0;
-    const pending = client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' } }, undefined, {
-      signal: abort.signal,
-      onprogress: (p) => {
-        if (p.message?.startsWith('Step') && ++steps === 2) abort.abort();
-      },
+    collectProgress(client, 'stdio-cancelled', (p) => {
+      if (p.message?.startsWith('Step') && ++steps === 2) abort.abort();
     });
+    const pending = client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' }, _meta: { progressToken: 'stdio-cancelled' } }, undefined, { signal: abort.signal });
     await expect(pending).rejects.toThrow();
     let seen = llm.requests.length;
     for (;;) {

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startFakeChatCompletions, type ChatRequest, type ScriptedReply } from './support/fake-chat-completions.js';
 import { http, startTestServer, type TestServer } from './support/harness.js';
-import { MCP_DOCUMENTS, pushDocuments, agentReply } from './support/mcp-fixture.js';
+import { agentReply, collectProgress, MCP_DOCUMENTS, pushDocuments } from './support/mcp-fixture.js';
 import { api, FAST_WORKER, type Api } from './support/sync-helpers.js';
 
 async function connect(url: string, headers: Record<string, string>): Promise<Client> {
@@ -116,8 +116,8 @@ describe('MCP over Streamable HTTP', () => {
 
   test('search: agentic reports each step as a progress notification and returns documents', async () => {
     agentMode = 'quick';
-    const progress: { progress: number; message?: string }[] = [];
-    const result = (await client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' } }, undefined, { onprogress: (p) => progress.push(p) })) as CallToolResult;
+    const progress = collectProgress(client, 'http-agentic');
+    const result = (await client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' }, _meta: { progressToken: 'http-agentic' } })) as CallToolResult;
     expect(structured(result).results.map((r: { entity_id: string }) => r.entity_id)).toContain('birds');
     expect(progress.map((p) => p.progress)).toEqual(progress.map((_p, i) => i + 1));
     expect(progress[0]!.message).toBe('Agent started');
@@ -278,13 +278,11 @@ describe('MCP over Streamable HTTP', () => {
     const before = llm.requests.length;
     const abort = new AbortController();
     const steps: string[] = [];
-    const pending = client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' } }, undefined, {
-      signal: abort.signal,
-      onprogress: (p) => {
-        steps.push(p.message ?? '');
-        if (steps.filter((s) => s.startsWith('Step')).length === 2) abort.abort();
-      },
+    collectProgress(client, 'http-cancelled', (p) => {
+      steps.push(p.message ?? '');
+      if (steps.filter((s) => s.startsWith('Step')).length === 2) abort.abort();
     });
+    const pending = client.callTool({ name: 'search', arguments: { collection: 'field-notes', query: 'gannet', tier: 'agentic' }, _meta: { progressToken: 'http-cancelled' } }, undefined, { signal: abort.signal });
     await expect(pending).rejects.toThrow();
     const stopped = await settledModelRequests();
     // The agent had a budget of 40 turns; it stopped within a turn of the cancellation.

@@ -9,6 +9,8 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  type ProgressNotification,
+  ProgressNotificationSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -39,11 +41,16 @@ class RemoteSession {
   constructor(
     private readonly endpoint: URL,
     private readonly headers: Record<string, string>,
+    private readonly onProgress: (notification: ProgressNotification) => void,
   ) {}
 
   async open(): Promise<Client> {
     this.client ??= (async () => {
       const client = new Client({ name: 'catchment-mcp-stdio', version });
+      // Progress is relayed as it comes, under the desktop client's own token, rather than through a
+      // per-request `onprogress`: the SDK drops a request's progress handler when its result arrives,
+      // before it runs the progress notifications that came in the same read, so the last steps were lost.
+      client.setNotificationHandler(ProgressNotificationSchema, this.onProgress);
       try {
         await client.connect(new StreamableHTTPClientTransport(this.endpoint, { requestInit: { headers: this.headers } }));
       } catch (error) {
@@ -91,7 +98,9 @@ export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   const headers: Record<string, string> = {};
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const remote = new RemoteSession(new URL('/mcp', options.url), headers);
+  // Progress arrives on the remote session, which must exist (for the server's instructions) before the local server.
+  let relayProgress: (notification: ProgressNotification) => void = () => undefined;
+  const remote = new RemoteSession(new URL('/mcp', options.url), headers, (notification) => relayProgress(notification));
   // Wrong credentials or an unreachable server end the command now, with a message, not at the first tool call.
   const first = await remote.open();
 
@@ -103,19 +112,11 @@ export async function runStdioProxy(options: StdioProxyOptions): Promise<void> {
   local.setRequestHandler(ListResourcesRequestSchema, (request, extra) => remote.request((client) => client.listResources(request.params, { signal: extra.signal })));
   local.setRequestHandler(ListResourceTemplatesRequestSchema, (request, extra) => remote.request((client) => client.listResourceTemplates(request.params, { signal: extra.signal })));
   local.setRequestHandler(ReadResourceRequestSchema, (request, extra) => remote.request((client) => client.readResource(request.params, { signal: extra.signal })));
-  local.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    const progressToken = request.params._meta?.progressToken;
-    return remote.request((client) =>
-      client.callTool(request.params, CallToolResultSchema, {
-        signal: extra.signal,
-        timeout: CALL_TIMEOUT_MS,
-        onprogress:
-          progressToken === undefined
-            ? undefined
-            : (progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken } }),
-      }),
-    );
-  });
+  relayProgress = (notification) => void local.notification(notification).catch(() => undefined);
+  // The desktop client's progress token goes to the server as it is; its notifications come back through onProgress.
+  local.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    remote.request((client) => client.callTool(request.params, CallToolResultSchema, { signal: extra.signal, timeout: CALL_TIMEOUT_MS })),
+  );
   const closed = new Promise<void>((resolve) => (local.onclose = resolve));
   await local.connect(new StdioServerTransport());
   // The SDK's stdio transport does not watch for the end of its input; clients close it to stop us.

@@ -1,3 +1,5 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ChatRequest, ScriptedReply } from './fake-chat-completions.js';
 import { waitForJob, type Api } from './sync-helpers.js';
 
@@ -37,4 +39,33 @@ export function agentReply(request: ChatRequest, _index: number, mode: 'quick' |
   const turn = request.messages.filter((message) => message.role === 'assistant').length;
   if (mode === 'slow') return { toolCalls: [{ name: 'search', arguments: { query: `gannet ${turn}` } }], delayMs: 400 };
   return turn === 0 ? { toolCalls: [{ name: 'search', arguments: { query: 'gannet' } }] } : { toolCalls: [{ name: 'return_results_to_user', arguments: {} }] };
+}
+
+export interface ProgressStep {
+  progress: number;
+  message?: string;
+}
+
+const progressListeners = new WeakMap<Client, Map<string, (step: ProgressStep) => void>>();
+
+/**
+ * The progress notifications a client receives for `token` (sent as the call's `_meta.progressToken`),
+ * in order, each also passed to `onEach`. Read through the client's own notification handler rather than
+ * `onprogress`: the SDK drops a request's progress handler as soon as it reads the result, before it
+ * runs the notifications read with it, so `onprogress` misses the last steps when they come together.
+ */
+export function collectProgress(client: Client, token: string, onEach?: (step: ProgressStep) => void): ProgressStep[] {
+  let listeners = progressListeners.get(client);
+  if (!listeners) {
+    const byToken = new Map<string, (step: ProgressStep) => void>();
+    client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => byToken.get(String(params.progressToken))?.({ progress: params.progress, message: params.message }));
+    progressListeners.set(client, byToken);
+    listeners = byToken;
+  }
+  const steps: ProgressStep[] = [];
+  listeners.set(token, (step) => {
+    steps.push(step);
+    onEach?.(step);
+  });
+  return steps;
 }

@@ -1,9 +1,6 @@
-import type { Orm } from '../../platform/db/database.js';
-import type { Embedder } from '../../platform/embeddings/embedder.js';
 import type { LanguageModel } from '../../platform/llm/language-model.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Reranker } from '../../platform/rerank/reranker.js';
-import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { EventStream } from '../../shared/event-stream.js';
 import type { Principal } from '../organizations/principal.js';
 import type { AgentEvent } from './agentic/agent-events.js';
@@ -13,10 +10,9 @@ import { HeuristicPlanner } from './classic/heuristic-planner.js';
 import { LanguageModelPlanner } from './classic/language-model-planner.js';
 import type { SearchPlan } from './classic/search-plan.js';
 import { EntityNavigator } from './entity-navigator.js';
-import type { FederatedSources } from './federated-sources.js';
 import { LegacySearch, type LegacySearchResponse } from './legacy-search.js';
 import { InstantSearch } from './instant-search.js';
-import { IndexRetrieval } from './retrieval.js';
+import { IndexRetrieval, type IndexRetrievalDependencies } from './retrieval.js';
 import { checkAgentic, checkLegacy, checkPage, type AgenticSearchInput, type ClassicSearchInput, type InstantSearchInput, type LegacySearchInput } from './search-input.js';
 import type { SearchResultView } from './search-result.js';
 
@@ -24,20 +20,14 @@ export type { LegacySearchResponse } from './legacy-search.js';
 export type { AgenticSearchInput, ClassicSearchInput, InstantSearchInput, LegacySearchInput } from './search-input.js';
 export type { RetrievalStrategy, SearchResultView } from './search-result.js';
 
-export interface SearchServiceDependencies {
-  orm: Orm;
-  vectors: () => Promise<VectorIndex>;
-  embedder: () => Promise<Embedder>;
-  keywordWeight: number;
-  federated: FederatedSources;
+/** What the retrieval needs (see IndexRetrievalDependencies), and what the tiers need besides. */
+export interface SearchServiceDependencies extends IndexRetrievalDependencies {
   /** Null: built-in heuristic planner and deterministic agent. */
   languageModel: LanguageModel | null;
   /** Null: no rerank endpoint; hybrid, classic and agentic keep their own order. */
   reranker: Reranker | null;
   agenticBudget: AgenticBudget;
   logger: Logger;
-  /** Defaults to SCOPE_CACHE_MS; 0 reads the database (and checks the index for lingering chunks) on every search. */
-  scopeCacheMs?: number;
   /** Told how long each search took (metrics), by tier; bad requests and failures included as 'error'. */
   observer?: { searched(tier: 'instant' | 'classic' | 'agentic' | 'legacy', outcome: 'ok' | 'error', seconds: number): void };
 }

@@ -341,12 +341,9 @@ describe('MCP rate limits, session end and shutdown', () => {
     const transport = closing.transport as StreamableHTTPClientTransport;
     const sessionId = transport.sessionId!;
     await transport.terminateSession();
-    const after = await http(server!.url, 'POST', '/mcp', {
-      apiKey: server!.apiKey,
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
-      headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
-    });
-    expect(after.status).toBe(404);
+    const listWith = (id: string) =>
+      http(server!.url, 'POST', '/mcp', { apiKey: server!.apiKey, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } });
+    expect((await listWith(sessionId)).status).toBe(404);
     await closing.close();
 
     // A caller keeps at most 50 sessions: opening a 51st closes its least recently used.
@@ -356,8 +353,6 @@ describe('MCP rate limits, session end and shutdown', () => {
       const response = await http(server!.url, 'POST', '/mcp', { apiKey: server!.apiKey, body: initialize, headers: { accept: 'application/json, text/event-stream' } });
       opened.push(response.headers.get('mcp-session-id')!);
     }
-    const listWith = (id: string) =>
-      http(server!.url, 'POST', '/mcp', { apiKey: server!.apiKey, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } });
     expect((await listWith(opened[0]!)).status).toBe(404);
     expect((await listWith(opened[1]!)).status).toBe(200);
     expect((await listWith(opened[50]!)).status).toBe(200);
@@ -366,12 +361,7 @@ describe('MCP rate limits, session end and shutdown', () => {
     const idle = await connect(server!.url, { 'x-api-key': server!.apiKey });
     const idleId = (idle.transport as StreamableHTTPClientTransport).sessionId!;
     await new Promise((resolve) => setTimeout(resolve, 4500));
-    const expired = await http(server!.url, 'POST', '/mcp', {
-      apiKey: server!.apiKey,
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
-      headers: { accept: 'application/json, text/event-stream', 'mcp-session-id': idleId, 'mcp-protocol-version': '2025-06-18' },
-    });
-    expect(expired.status).toBe(404);
+    expect((await listWith(idleId)).status).toBe(404);
     await idle.close();
 
     // A connected client holds the server's stream (GET /mcp) open; stopping ends it instead of waiting 30 s.

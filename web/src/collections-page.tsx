@@ -1,27 +1,17 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { CollectionEventsDocument, CollectionsDocument, CreateCollectionDocument, DeleteCollectionDocument, RenameCollectionDocument } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
-import type { ApiError } from './api';
+import { ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useAction, useApi, useLoad } from './ui';
 
 export function CollectionsPage() {
   const api = useApi();
   const [search, setSearch] = useState('');
   const { data, error, reload } = useLoad(() => api.request(CollectionsDocument, { search: search || null }), [search]);
   const [name, setName] = useState('');
-  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const { actionError, act } = useAction(reload);
   const [renaming, setRenaming] = useState<{ readableId: string; name: string } | null>(null);
   // Collections made, renamed or deleted elsewhere (another tab, the API) show up without a reload.
   useEffect(() => api.subscribe(CollectionEventsDocument, {}, { next: reload, error: () => undefined, done: () => undefined }), [api, reload]);
 
-  const act = async (action: () => Promise<unknown>) => {
-    try {
-      await action();
-      setActionError(null);
-      reload();
-    } catch (failure) {
-      setActionError(asApiError(failure));
-    }
-  };
   const create = (event: FormEvent) => {
     event.preventDefault();
     void act(async () => {

@@ -28,6 +28,24 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   return { data, error, reload: useCallback(() => setRound((n) => n + 1), []) };
 }
 
+/**
+ * Runs a change (create, rename, delete...) and then reloads; a failure is kept in `actionError` for
+ * an ErrorNote until the next change succeeds.
+ */
+export function useAction(reload: () => void): { actionError: ApiError | null; act: (action: () => Promise<unknown>) => Promise<void> } {
+  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const act = async (action: () => Promise<unknown>) => {
+    try {
+      await action();
+      setActionError(null);
+      reload();
+    } catch (failure) {
+      setActionError(asApiError(failure));
+    }
+  };
+  return { actionError, act };
+}
+
 export const asApiError = (failure: unknown) => (failure instanceof ApiError ? failure : new ApiError(String((failure as Error)?.message ?? failure), 'ERROR'));
 
 export function ErrorNote({ error }: { error: ApiError | null }) {

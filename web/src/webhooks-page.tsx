@@ -1,7 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { CreateWebhookDocument, DeleteWebhookDocument, RecoverWebhookDocument, SetWebhookDisabledDocument, WebhookMessageDocument, WebhooksDocument } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
-import type { ApiError } from './api';
+import { ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useAction, useApi, useLoad } from './ui';
 
 const EVENT_TYPES = ['sync.pending', 'sync.running', 'sync.completed', 'sync.failed', 'sync.cancelled', 'collection.created', 'collection.updated', 'collection.deleted', 'source_connection.created', 'source_connection.auth_completed', 'source_connection.deleted'];
 
@@ -47,16 +46,7 @@ export function WebhooksPage({ canChange }: { canChange: boolean }) {
   const [url, setUrl] = useState('');
   const [eventTypes, setEventTypes] = useState<string[]>(['sync.completed']);
   const [opened, setOpened] = useState<string | null>(null);
-  const [actionError, setActionError] = useState<ApiError | null>(null);
-  const act = async (action: () => Promise<unknown>) => {
-    try {
-      await action();
-      setActionError(null);
-      reload();
-    } catch (failure) {
-      setActionError(asApiError(failure));
-    }
-  };
+  const { actionError, act } = useAction(reload);
   const create = (event: FormEvent) => {
     event.preventDefault();
     void act(() => api.request(CreateWebhookDocument, { input: { url, eventTypes } }));

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { AddConnection } from './add-connection';
 import {
   CancelSyncDocument,
@@ -59,6 +59,16 @@ function TotalProgress({ job, total }: { job: JobFieldsFragment; total: number }
   );
 }
 
+/** One figure of a run: a term and its value in the progress list. */
+function Stat({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
 function JobProgress({ job }: { job: JobFieldsFragment }) {
   const processed = job.entitiesInserted + job.entitiesUpdated + job.entitiesDeleted + job.entitiesSkipped + job.entitiesFailed;
   const seconds = job.durationSeconds ?? (job.startedAt ? (Date.now() - Date.parse(job.startedAt)) / 1000 : 0);
@@ -71,35 +81,14 @@ function JobProgress({ job }: { job: JobFieldsFragment }) {
           <StatusBadge status={job.status} />
         </dd>
       </div>
-      <div>
-        <dt>Found</dt>
-        <dd>{processed}</dd>
-      </div>
+      <Stat label="Found">{processed}</Stat>
       {job.entitiesTotal !== null && <TotalProgress job={job} total={job.entitiesTotal} />}
-      <div>
-        <dt>Inserted</dt>
-        <dd>{job.entitiesInserted}</dd>
-      </div>
-      <div>
-        <dt>Updated</dt>
-        <dd>{job.entitiesUpdated}</dd>
-      </div>
-      <div>
-        <dt>Deleted</dt>
-        <dd>{job.entitiesDeleted}</dd>
-      </div>
-      <div>
-        <dt>Unchanged</dt>
-        <dd>{job.entitiesSkipped}</dd>
-      </div>
-      <div>
-        <dt>Errors</dt>
-        <dd>{job.entitiesFailed}</dd>
-      </div>
-      <div>
-        <dt>Rate</dt>
-        <dd>{rate.toFixed(1)}/s</dd>
-      </div>
+      <Stat label="Inserted">{job.entitiesInserted}</Stat>
+      <Stat label="Updated">{job.entitiesUpdated}</Stat>
+      <Stat label="Deleted">{job.entitiesDeleted}</Stat>
+      <Stat label="Unchanged">{job.entitiesSkipped}</Stat>
+      <Stat label="Errors">{job.entitiesFailed}</Stat>
+      <Stat label="Rate">{`${rate.toFixed(1)}/s`}</Stat>
       {job.error && (
         <div className="wide">
           <dt>Error</dt>

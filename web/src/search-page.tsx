@@ -12,7 +12,9 @@ import {
 import { asApiError, ErrorNote, Section, useApi } from './ui';
 import type { ApiError } from './api';
 
-type Tier = 'instant' | 'classic' | 'agentic';
+const TIERS = ['instant', 'classic', 'agentic'] as const;
+type Tier = (typeof TIERS)[number];
+const STRATEGIES: RetrievalStrategy[] = ['hybrid', 'semantic', 'keyword'];
 type AgentEvent = AgenticSearchSubscription['agenticSearch'];
 
 /** The fields and operators the search filter accepts (the interface spec's list). */
@@ -159,17 +161,17 @@ export function SearchPage({ readableId }: { readableId: string }) {
             <input id="query" type="search" required value={query} onChange={(e) => setQuery(e.target.value)} />
             <label htmlFor="tier">Tier</label>
             <select id="tier" value={tier} onChange={(e) => setTier(e.target.value as Tier)}>
-              <option value="instant">instant</option>
-              <option value="classic">classic</option>
-              <option value="agentic">agentic</option>
+              {TIERS.map((t) => (
+                <option key={t}>{t}</option>
+              ))}
             </select>
             {tier === 'instant' && (
               <>
                 <label htmlFor="strategy">Strategy</label>
                 <select id="strategy" value={strategy} onChange={(e) => setStrategy(e.target.value as RetrievalStrategy)}>
-                  <option value="hybrid">hybrid</option>
-                  <option value="semantic">semantic</option>
-                  <option value="keyword">keyword</option>
+                  {STRATEGIES.map((s) => (
+                    <option key={s}>{s}</option>
+                  ))}
                 </select>
               </>
             )}

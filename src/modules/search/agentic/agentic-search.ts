@@ -6,12 +6,12 @@ import type { FilterGroup } from '../../../platform/vectors/vector-index.js';
 import type { EntityNavigator } from '../entity-navigator.js';
 import { withConditions } from '../filter-rules.js';
 import type { ClassicSearch } from '../classic/classic-search.js';
+import type { RerankReport } from '../rerank-results.js';
 import type { Retrieval, SearchScope } from '../retrieval.js';
 import { distinctDocuments, type SearchResultView } from '../search-result.js';
 import { AGENT_TOOL_NAMES, type AgentEvent, type AgentToolName } from './agent-events.js';
 import { DEFAULT_RESULTS, DeterministicPolicy, LanguageModelPolicy, type AgentPolicy, type AgentTask } from './agent-policies.js';
 import { AgentToolbox, type ToolOutcome } from './agent-tools.js';
-
 
 /**
  * Collected documents the final ranking scores (more only when `limit` asks for more): classic
@@ -123,15 +123,10 @@ export class AgenticSearch {
   private rankedByClassic(task: AgentTask, toolbox: AgentToolbox, emit: (event: AgentEvent) => void): SearchResultView[] {
     const limit = task.limit ?? DEFAULT_RESULTS;
     const classic = toolbox.classicRanking;
-    if (!classic) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
-    if (classic.reranking) {
-      const { durationMs, ...diagnostics } = classic.reranking;
-      emit({ type: 'reranking', durationMs, diagnostics });
-    }
+    if (!classic) return bestSeen(toolbox, limit);
+    reportReranking(classic.reranking, emit);
     const ranked = classic.results.filter((result) => toolbox.collected.has(result.entityId));
-    const ranks = new Set(ranked.map((result) => result.entityId));
-    const others = [...toolbox.collected].filter((id) => !ranks.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));
-    return distinctDocuments([...ranked, ...others]).slice(0, limit);
+    return rankedThenUnscored(ranked, [...toolbox.collected], toolbox, limit);
   }
 
   /**
@@ -148,21 +143,34 @@ export class AgenticSearch {
     signal: AbortSignal,
   ): Promise<SearchResultView[]> {
     const ids = [...toolbox.collected];
-    // Left open, the model decides by what it collected; the built-in agent collects every candidate, and returns ten.
-    const limit = task.limit ?? (this.languageModel ? ids.length || DEFAULT_RESULTS : DEFAULT_RESULTS);
-    if (ids.length === 0) return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
+    // Left open, the model decides by what it collected (only a language model's policy gets here).
+    const limit = task.limit ?? (ids.length || DEFAULT_RESULTS);
+    if (ids.length === 0) return bestSeen(toolbox, limit);
     const { results: ranked, reranking } = await this.ranking.run(
       scope,
       { query: task.query, filter: withConditions(task.filter, { field: 'entity_id', operator: 'in', value: ids }), limit: Math.min(ids.length, Math.max(limit, RANKED_DEPTH)), offset: 0 },
       signal,
     );
-    if (reranking) {
-      const { durationMs, ...diagnostics } = reranking;
-      emit({ type: 'reranking', durationMs, diagnostics });
-    }
-    const scored = new Set(ranked.map((result) => result.entityId));
-    // Federated or unscored entities keep what the agent saw of them, after the scored ones.
-    const unscored = ids.filter((id) => !scored.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));
-    return distinctDocuments([...ranked, ...unscored]).slice(0, limit);
+    reportReranking(reranking, emit);
+    return rankedThenUnscored(ranked, ids, toolbox, limit);
   }
+}
+
+/** Nothing collected (or no ranking to go by): the best documents the agent saw, at most `limit`. */
+function bestSeen(toolbox: AgentToolbox, limit: number): SearchResultView[] {
+  return distinctDocuments([...toolbox.seen.values()].sort((a, b) => b.relevanceScore - a.relevanceScore)).slice(0, limit);
+}
+
+/** The ranked documents, then the collected ones the ranking left out (federated or unscored: as the agent saw them, scored 0), at most `limit`. */
+function rankedThenUnscored(ranked: SearchResultView[], collectedIds: string[], toolbox: AgentToolbox, limit: number): SearchResultView[] {
+  const scored = new Set(ranked.map((result) => result.entityId));
+  const unscored = collectedIds.filter((id) => !scored.has(id)).map((id) => ({ ...toolbox.seen.get(id)!, relevanceScore: 0 }));
+  return distinctDocuments([...ranked, ...unscored]).slice(0, limit);
+}
+
+/** A rerank that reordered the ranking, reported as the stream's `reranking` event. */
+function reportReranking(report: RerankReport | null, emit: (event: AgentEvent) => void): void {
+  if (!report) return;
+  const { durationMs, ...diagnostics } = report;
+  emit({ type: 'reranking', durationMs, diagnostics });
 }

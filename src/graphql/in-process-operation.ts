@@ -1,4 +1,4 @@
-import { execute, OverlappingFieldsCanBeMergedRule, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, OverlappingFieldsCanBeMergedRule, parse, specifiedRules, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { DomainError, ValidationError } from '../shared/errors.js';
 import type { GraphQLContext } from './context.js';
 import { operationRefusal, type OperationLimits } from './operation-limits.js';
@@ -25,17 +25,22 @@ export function compileOperation(schema: GraphQLSchema, name: string, document: 
 }
 
 /**
- * Runs a compiled query or mutation with a transport's context. The first error is thrown as the
+ * What a transport throws for a result with errors (null without): its first error, as the
  * DomainError a resolver raised (the transport words it); one without a path is a request GraphQL
- * itself refused (variables its types reject), thrown as bad input.
+ * itself refused (variables its types reject), as bad input.
  */
+export function operationError(result: ExecutionResult): Error | null {
+  const error = result.errors?.[0];
+  if (!error) return null;
+  if (error.originalError instanceof DomainError) return error.originalError;
+  if (!error.path) return new ValidationError([{ loc: [], msg: error.message, type: 'value_error' }]);
+  return error.originalError ?? error;
+}
+
+/** Runs a compiled query or mutation with a transport's context; a failure is thrown as operationError says. */
 export async function runOperation<T>(schema: GraphQLSchema, document: DocumentNode, variableValues: Record<string, unknown>, context: GraphQLContext): Promise<T> {
   const result = await execute({ schema, document, variableValues, contextValue: context });
-  const error = result.errors?.[0];
-  if (error) {
-    if (error.originalError instanceof DomainError) throw error.originalError;
-    if (!error.path) throw new ValidationError([{ loc: [], msg: error.message, type: 'value_error' }]);
-    throw error.originalError ?? error;
-  }
+  const error = operationError(result);
+  if (error) throw error;
   return result.data as T;
 }

@@ -1,9 +1,10 @@
-import type { DocumentNode, ExecutionResult } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import { z } from 'zod';
 import type { GraphQLContext } from '../graphql/context.js';
+import { operationError } from '../graphql/in-process-operation.js';
 import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
 import { searchOperations } from '../rest/search.operations.js';
-import { DomainError, ValidationError } from '../shared/errors.js';
+import { ValidationError } from '../shared/errors.js';
 import { ToolGroup, toolError, toolResult, type ToolExtra } from './tool-kit.js';
 
 /** A search result as the REST search returns it (one per document, shown by its best chunk). */
@@ -89,14 +90,16 @@ export class SearchTools extends ToolGroup {
    */
   private async agentic(document: DocumentNode, readableId: string, input: Record<string, unknown>, context: GraphQLContext, extra: ToolExtra) {
     const stream = await subscribeWhileCredentialsHold({ schema: this.deps.schema, document, variableValues: { readableId, input }, contextValue: context });
-    if (!(Symbol.asyncIterator in stream)) throw errorOf(stream);
+    // A stream refused before it starts (rate limit, unknown collection, bad input…) always carries errors.
+    if (!(Symbol.asyncIterator in stream)) throw operationError(stream) ?? new Error('Agentic search failed');
     const stop = () => void stream.return?.();
     extra.signal.addEventListener('abort', stop, { once: true });
     const progressToken = extra._meta?.progressToken;
     let step = 0;
     try {
       for await (const result of stream) {
-        if (result.errors?.length) throw errorOf(result);
+        const failure = operationError(result);
+        if (failure) throw failure;
         const event = searchOperations.searchAgenticStream!.respond(result.data as Record<string, unknown>) as AgentEvent;
         if (event.type === 'done') return resultsOf(event.results);
         if (event.type === 'error') return toolError(`Agentic search failed: ${event.message}. Try the classic tier.`);
@@ -133,13 +136,4 @@ function describeStep(event: Exclude<AgentEvent, { type: 'done' | 'error' }>): s
     case 'reranking':
       return 'Reranking the results';
   }
-}
-
-/** The domain error a refused or failed stream carries (rate limit, unknown collection, bad input…). */
-function errorOf(result: ExecutionResult): Error {
-  const error = result.errors?.[0];
-  const original = error?.originalError;
-  if (original instanceof DomainError) return original;
-  if (error && !error.path) return new ValidationError([{ loc: [], msg: error.message, type: 'value_error' }]);
-  return original ?? error ?? new Error('Agentic search failed');
 }

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
+import type { Logger } from '../../src/platform/logger.js';
+import { capturingLogger, type LogLine } from '../support/capturing-logger.js';
 import { http } from '../support/harness.js';
 import { waitForJob, type Api } from '../support/sync-helpers.js';
 
@@ -17,21 +17,8 @@ import { waitForJob, type Api } from '../support/sync-helpers.js';
  * a warning and left alone.
  */
 
-interface LogLine {
-  level: number;
-  msg: string;
+interface DataDirectoryLogLine extends LogLine {
   entries?: unknown;
-}
-
-function capturingLogger() {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as LogLine);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'warn' }, stream), lines };
 }
 
 /** Every entry under `root` (symbolic links not followed) with its permission bits. */
@@ -50,7 +37,7 @@ const openToOthers = (found: Map<string, number>) => [...found].filter(([, mode]
 describe('issue 12-07: the data directory is for its owner only', () => {
   let dataDir: string;
   let previousUmask: number;
-  const start = (logger: pino.Logger): Promise<RunningServer> =>
+  const start = (logger: Logger): Promise<RunningServer> =>
     startServer(loadConfig({ PORT: '0', CATCHMENT_DATA_DIR: dataDir, CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_WORKER_TICK_SECONDS: '1' }, '/nonexistent/.env'), logger);
 
   beforeAll(() => {
@@ -68,7 +55,7 @@ describe('issue 12-07: the data directory is for its owner only', () => {
   });
 
   test('a first start on a 0755 directory: everything Catchment writes, synced data included, is owner-only', async () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturingLogger<DataDirectoryLogLine>('warn');
     const running = await start(logger);
     try {
       const key = running.bootstrapApiKey!;
@@ -103,7 +90,7 @@ describe('issue 12-07: the data directory is for its owner only', () => {
     chmodSync(dataDir, 0o755);
     chmodSync(path.join(dataDir, 'encryption.key'), 0o644);
     chmodSync(path.join(dataDir, 'lancedb'), 0o755);
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturingLogger<DataDirectoryLogLine>('warn');
     await (await start(logger)).stop();
     expect(openToOthers(modes(dataDir))).toEqual(['NOTES.txt 644']);
     expect(lines.find((line) => line.msg.startsWith('files of the data directory were readable'))?.entries).toBeGreaterThanOrEqual(2);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { startServer } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { DatabaseUnreachableError } from '../../src/platform/db/wait-for-database.js';
+import { capturingLogger, type LogLine } from '../support/capturing-logger.js';
 import { createTestDatabase, REDIS_URL, TEST_ENCRYPTION_KEY, type TestDatabase } from '../support/harness.js';
+import { freePort } from '../support/ports.js';
 import { runCli } from '../support/process.js';
 
 /**
@@ -33,36 +33,12 @@ async function startSilentServer() {
   };
 }
 
-/** A port nothing listens on: bound, then released. */
-async function refusedPort(): Promise<number> {
-  const server = createServer();
-  await listen(server);
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 const listen = (server: Server, port = 0) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 
-interface LogLine {
-  level: number;
-  msg: string;
+interface ConnectLogLine extends LogLine {
   attempt?: number;
   retryInMs?: number;
   database?: string;
-}
-
-function capturingLogger() {
-  const lines: LogLine[] = [];
-  const raw: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      raw.push(String(chunk));
-      lines.push(JSON.parse(String(chunk)) as LogLine);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines, raw };
 }
 
 const configFor = (databaseUrl: string, timeoutSeconds: number) =>
@@ -80,7 +56,7 @@ const configFor = (databaseUrl: string, timeoutSeconds: number) =>
 
 /** Starts the API in-process and returns how long it took to fail and what it logged. */
 async function failedStart(databaseUrl: string, timeoutSeconds: number) {
-  const { logger, lines, raw } = capturingLogger();
+  const { logger, lines, raw } = capturingLogger<ConnectLogLine>('info');
   const started = Date.now();
   const error = await startServer(configFor(databaseUrl, timeoutSeconds), logger, { api: true, worker: false }).then(
     async (running) => {
@@ -118,7 +94,7 @@ describe('issue 12-14: start-up against an unreachable PostgreSQL', () => {
   });
 
   test('a refused port is retried with growing pauses until the time is spent, not given up at once', async () => {
-    const port = await refusedPort();
+    const port = await freePort();
     const { error, elapsedMs, lines } = await failedStart(`postgresql://catchment:${PASSWORD}@127.0.0.1:${port}/catchment`, 2);
     expect(error).toBeInstanceOf(DatabaseUnreachableError);
     expect(error.message).toMatch(/ECONNREFUSED/);
@@ -130,7 +106,7 @@ describe('issue 12-14: start-up against an unreachable PostgreSQL', () => {
   });
 
   test('a database that comes up during the wait is used: the server starts', async () => {
-    const port = await refusedPort();
+    const port = await freePort();
     const target = new URL(database.url);
     const upstreamPort = Number(target.port || 5432);
     // A proxy to the real PostgreSQL that starts listening a second and a half late.
@@ -141,7 +117,7 @@ describe('issue 12-14: start-up against an unreachable PostgreSQL', () => {
       upstream.on('error', () => client.destroy());
     });
     const late = setTimeout(() => void listen(proxy, port), 1500);
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = capturingLogger<ConnectLogLine>('info');
     target.host = `127.0.0.1:${port}`;
     try {
       const running = await startServer(configFor(target.toString(), 20), logger, { api: true, worker: false });

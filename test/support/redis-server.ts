@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './ports.js';
 
 /**
  * A `redis-server` of the test's own, on a free loopback port, without persistence: killing it
@@ -33,18 +34,6 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   };
   await launch();
   return { url: `redis://127.0.0.1:${port}`, port, kill, restart: launch, stop: kill };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function untilListening(port: number, timeoutMs = 10_000): Promise<void> {

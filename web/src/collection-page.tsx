@@ -10,8 +10,7 @@ import {
   type ConnectionFieldsFragment,
   type JobFieldsFragment,
 } from './generated';
-import { asApiError, ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useApi, useLoad } from './ui';
-import type { ApiError } from './api';
+import { ConfirmButton, ErrorNote, formatDate, Section, StatusBadge, TableHead, useAction, useApi, useLoad } from './ui';
 
 const FINISHED = ['COMPLETED', 'FAILED', 'CANCELLED'];
 
@@ -132,7 +131,7 @@ function JobHistory({ connectionId, round }: { connectionId: string; round: numb
 
 function ConnectionCard({ connection, onChanged }: { connection: ConnectionFieldsFragment; onChanged: () => void }) {
   const api = useApi();
-  const [error, setError] = useState<ApiError | null>(null);
+  const { actionError: error, act } = useAction();
   const [round, setRound] = useState(0);
   const [started, setStarted] = useState<JobFieldsFragment | null>(null);
   const lastJob = started ?? connection.sync.lastJob;
@@ -141,14 +140,6 @@ function ConnectionCard({ connection, onChanged }: { connection: ConnectionField
     onChanged();
   });
   const running = job !== null && !FINISHED.includes(job.status);
-  const act = async (action: () => Promise<void>) => {
-    try {
-      await action();
-      setError(null);
-    } catch (failure) {
-      setError(asApiError(failure));
-    }
-  };
   return (
     <article className="connection" aria-label={`Connection ${connection.name}`}>
       <header>

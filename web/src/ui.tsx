@@ -29,16 +29,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
 }
 
 /**
- * Runs a change (create, rename, delete...) and then reloads; a failure is kept in `actionError` for
+ * Runs a change (create, rename, delete...) and then reloads, if asked; a failure is kept in `actionError` for
  * an ErrorNote until the next change succeeds.
  */
-export function useAction(reload: () => void): { actionError: ApiError | null; act: (action: () => Promise<unknown>) => Promise<void> } {
+export function useAction(reload?: () => void): { actionError: ApiError | null; act: (action: () => Promise<unknown>) => Promise<void> } {
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const act = async (action: () => Promise<unknown>) => {
     try {
       await action();
       setActionError(null);
-      reload();
+      reload?.();
     } catch (failure) {
       setActionError(asApiError(failure));
     }

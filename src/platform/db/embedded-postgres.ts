@@ -32,9 +32,9 @@ interface Lock {
 
 const STARTUP_WAIT_MS = 60_000;
 
-/** Thrown when a server role finds the data directory in use by another process. */
 const PGLITE_DIRECTORY = 'pglite';
 
+/** Thrown when a server role finds the data directory in use by another process. */
 export class DataDirectoryInUseError extends Error {}
 
 /** Whether an embedded database was ever created under `dataDir` (a running server's included). */

@@ -36,7 +36,8 @@ export interface ToolDependencies {
 /**
  * The tools of one group run GraphQL documents in-process, as the REST facade does, so every guard
  * applies as on the other transports: authentication, the organization's scope, roles, rate-limit
- * families and operation limits. Documents are compiled once, when the group is built.
+ * families and operation limits. Groups are built per session; their documents are compiled once, in
+ * the shared `compiled` cache.
  */
 export class ToolGroup {
   constructor(

@@ -4,6 +4,7 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import type { FilterCondition, FilterGroup } from '../../platform/vectors/vector-index.js';
 import type { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
+import { conditionHolds } from './filter-rules.js';
 import { fromSourceEntity, type SearchResultView } from './search-result.js';
 
 /** How long one federated source may take before search goes on without it. */
@@ -58,7 +59,7 @@ export class FederatedSources {
  */
 export function matchesFilter(result: SearchResultView, filter: FilterGroup[] | null): boolean {
   if (!filter || filter.length === 0) return true;
-  return filter.some((group) => group.conditions.every((condition) => fieldValues(result, condition.field).some((value) => holds(value, condition))));
+  return filter.some((group) => group.conditions.every((condition) => fieldValues(result, condition.field).some((value) => conditionHolds(value, condition))));
 }
 
 function fieldValues(result: SearchResultView, field: FilterCondition['field']): unknown[] {
@@ -77,26 +78,5 @@ function fieldValues(result: SearchResultView, field: FilterCondition['field']):
     case 'service_system_metadata.chunk_index': return [meta.chunkIndex];
     case 'service_system_metadata.sync_id': return [meta.syncId];
     case 'service_system_metadata.sync_job_id': return [meta.syncJobId];
-  }
-}
-
-function holds(value: unknown, { operator, value: expected }: FilterCondition): boolean {
-  const actual = value instanceof Date ? value.getTime() : value;
-  const comparable = (v: unknown) => (value instanceof Date && typeof v === 'string' ? Date.parse(v) : v);
-  const target = comparable(expected);
-  switch (operator) {
-    case 'equals': return actual === target;
-    case 'not_equals': return actual !== target;
-    case 'contains': return typeof actual === 'string' && actual.includes(String(expected));
-    case 'in': return Array.isArray(expected) && (expected as unknown[]).map(comparable).includes(actual);
-    case 'not_in': return Array.isArray(expected) && !(expected as unknown[]).map(comparable).includes(actual);
-    default: {
-      if (actual === null || actual === undefined || typeof target === 'boolean') return false;
-      const [a, b] = [actual as number | string, target as number | string];
-      if (operator === 'greater_than') return a > b;
-      if (operator === 'less_than') return a < b;
-      if (operator === 'greater_than_or_equal') return a >= b;
-      return a <= b;
-    }
   }
 }

@@ -47,3 +47,25 @@ export function bothFilters(a: FilterGroup[], b: FilterGroup[]): FilterGroup[] {
 export function withConditions(filter: FilterGroup[], ...conditions: FilterCondition[]): FilterGroup[] {
   return bothFilters(filter, [{ conditions }]);
 }
+
+/** Whether one value of a result's field meets a condition, in memory (dates compare with ISO strings by time). */
+export function conditionHolds(value: unknown, { operator, value: expected }: FilterCondition): boolean {
+  const actual = value instanceof Date ? value.getTime() : value;
+  const comparable = (v: unknown) => (value instanceof Date && typeof v === 'string' ? Date.parse(v) : v);
+  const target = comparable(expected);
+  switch (operator) {
+    case 'equals': return actual === target;
+    case 'not_equals': return actual !== target;
+    case 'contains': return typeof actual === 'string' && actual.includes(String(expected));
+    case 'in': return Array.isArray(expected) && (expected as unknown[]).map(comparable).includes(actual);
+    case 'not_in': return Array.isArray(expected) && !(expected as unknown[]).map(comparable).includes(actual);
+    default: {
+      if (actual === null || actual === undefined || typeof target === 'boolean') return false;
+      const [a, b] = [actual as number | string, target as number | string];
+      if (operator === 'greater_than') return a > b;
+      if (operator === 'less_than') return a < b;
+      if (operator === 'greater_than_or_equal') return a >= b;
+      return a <= b;
+    }
+  }
+}

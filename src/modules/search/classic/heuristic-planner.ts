@@ -1,5 +1,6 @@
 import { tokenize } from '../../../platform/embeddings/word-vector-core.js';
 import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vector-index.js';
+import { conditionHolds } from '../filter-rules.js';
 import type { PlanningContext, ProbedDocument, SearchPlan, SearchPlanner } from './search-plan.js';
 
 /**
@@ -67,19 +68,7 @@ const MEANINGFUL_DATE_SPREAD_MS = DAY_MS;
 export function dateFilterHolds(conditions: FilterCondition[], candidates: ProbedDocument[]): boolean {
   const dates = candidates.flatMap(({ updatedAt }) => (updatedAt ? [updatedAt.getTime()] : []));
   if (dates.length < 2 || Math.max(...dates) - Math.min(...dates) < MEANINGFUL_DATE_SPREAD_MS) return false;
-  return dates.some((time) => conditions.every((condition) => holds(condition, time)));
-}
-
-/** A date condition of readDateRange (updated_at against an ISO instant) on one document's time. */
-function holds({ operator, value }: FilterCondition, time: number): boolean {
-  const bound = Date.parse(String(value));
-  switch (operator) {
-    case 'greater_than_or_equal': return time >= bound;
-    case 'greater_than': return time > bound;
-    case 'less_than': return time < bound;
-    case 'less_than_or_equal': return time <= bound;
-    default: return true;
-  }
+  return dates.some((time) => conditions.every((condition) => conditionHolds(new Date(time), condition)));
 }
 
 /**

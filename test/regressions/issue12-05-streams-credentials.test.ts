@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-sse';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * Issue 12, finding 5: a subscription kept receiving events after its API key was revoked, and
@@ -77,14 +78,6 @@ async function restStream(url: string, apiKey: string, body: unknown) {
   })();
   return { status: response.status, events, started, ended };
 }
-
-const waitFor = async (condition: () => boolean, timeoutMs = 5000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 describe('issue 12-05: streams end when their credentials lapse', () => {
   let server: TestServer;

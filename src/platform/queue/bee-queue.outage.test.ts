@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { startOwnRedis, type OwnRedis } from '../../../test/support/redis-server.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { BeeJobQueue } from './bee-queue.js';
 
 /** The queue on a Redis of the test's own, killed (SIGKILL, no persistence) and started again. */
+/** Reconnections after the restart take a few seconds. */
+const RECOVERY_MS = 15_000;
 let redis: OwnRedis;
 const opened: BeeJobQueue[] = [];
 beforeAll(async () => {
@@ -12,14 +15,6 @@ afterAll(async () => {
   await Promise.all(opened.map((queue) => queue.close()));
   await redis.stop();
 });
-
-const waitFor = async (check: () => boolean, timeoutMs = 15_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 test('producer and worker survive a Redis restart: scripts come back, a job added while Redis is down waits and then runs', async () => {
   const prefix = `outage-${Date.now()}`;
@@ -31,7 +26,7 @@ test('producer and worker survive a Redis restart: scripts come back, a job adde
     seen.push(label);
   });
   await producer.add('work', { label: 'before' }, { id: 'before' });
-  await waitFor(() => seen.includes('before'));
+  await waitFor(() => seen.includes('before'), RECOVERY_MS);
 
   await redis.kill();
   const started = Date.now();
@@ -44,11 +39,11 @@ test('producer and worker survive a Redis restart: scripts come back, a job adde
 
   await redis.restart();
   // Parked jobs go out once Redis answers; the scripts Redis forgot are loaded again (no NOSCRIPT).
-  await waitFor(() => seen.length === 3);
+  await waitFor(() => seen.length === 3, RECOVERY_MS);
   expect(seen.slice(1).sort()).toEqual(['while down', 'while down, no id']);
   await producer.add('work', { label: 'after' }, { id: 'after' });
   await producer.add('work', { label: 'delayed after' }, { delayMs: 200 });
-  await waitFor(() => seen.length === 5);
+  await waitFor(() => seen.length === 5, RECOVERY_MS);
   expect(seen.slice(3)).toEqual(['after', 'delayed after']);
 });
 
@@ -66,7 +61,7 @@ test('a queue opened while Redis is down connects once it is up', async () => {
   await producer.add('late', { n: 1 });
   expect(Date.now() - started).toBeLessThan(1500);
   await redis.restart();
-  await waitFor(() => seen.length > 0);
+  await waitFor(() => seen.length > 0, RECOVERY_MS);
   // Nothing was sent before the queue connected: the job runs once.
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(seen).toEqual([1]);

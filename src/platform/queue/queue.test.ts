@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from '@jest/globals';
+import { waitFor } from '../../../test/support/wait.js';
 import { BeeJobQueue } from './bee-queue.js';
 import { InProcessQueue, type JobQueue } from './queue.js';
 
@@ -8,14 +9,6 @@ afterEach(async () => {
   await Promise.all(opened.map((queue) => queue.close()));
   opened = [];
 });
-
-const waitFor = async (check: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 /** Producer and worker sides; for Redis they are separate connections, as in separate processes. */
 describe.each<[string, () => { producer: JobQueue; worker: JobQueue }]>([

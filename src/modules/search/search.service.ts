@@ -1,5 +1,6 @@
 import type { LanguageModel } from '../../platform/llm/language-model.js';
 import type { Logger } from '../../platform/logger.js';
+import type { SearchTier } from '../../platform/metrics/metrics.js';
 import type { Reranker } from '../../platform/rerank/reranker.js';
 import { EventStream } from '../../shared/event-stream.js';
 import type { Principal } from '../organizations/principal.js';
@@ -29,7 +30,7 @@ export interface SearchServiceDependencies extends IndexRetrievalDependencies {
   agenticBudget: AgenticBudget;
   logger: Logger;
   /** Told how long each search took (metrics), by tier; bad requests and failures included as 'error'. */
-  observer?: { searched(tier: 'instant' | 'classic' | 'agentic' | 'legacy', outcome: 'ok' | 'error', seconds: number): void };
+  observer?: { searched(tier: SearchTier, outcome: 'ok' | 'error', seconds: number): void };
 }
 
 /**
@@ -111,7 +112,7 @@ export class SearchService {
     });
   }
 
-  private async measured<T>(tier: 'instant' | 'classic' | 'agentic' | 'legacy', run: () => Promise<T>): Promise<T> {
+  private async measured<T>(tier: SearchTier, run: () => Promise<T>): Promise<T> {
     const started = performance.now();
     let outcome: 'ok' | 'error' = 'error';
     try {

@@ -28,7 +28,7 @@ export class SearchResolver {
   }
 
   @Query(() => ClassicSearchResponse, {
-    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused per document on their normalized scores (variations weigh less than the primary query, whose best document stays first), reranked when a rerank endpoint is configured, and paged over documents. A planner failure falls back to instant search.',
+    description: 'Classic search: a planner (language model when configured, else heuristic) writes a plan of queries and filters; each query runs; results are fused per document on their normalized scores (variations weigh less than the primary query), the first 40 rescored by the rarer question words in name, headings and passage (the fused first document stays within the first three), reranked when a rerank endpoint is configured, and paged over documents. A planner failure falls back to instant search.',
   })
   @UseMiddleware(Guard(member))
   async searchClassic(@Ctx() ctx: GraphQLContext, @Arg('readableId') readableId: string, @Arg('input', () => ClassicSearchInput) input: ClassicSearchInput): Promise<ClassicSearchResponse> {

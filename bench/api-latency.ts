@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { startTestServer, type Deployment } from '../test/support/harness.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -19,10 +20,6 @@ const { values } = parseArgs({
 const requests = Number(values.requests);
 const concurrency = Number(values.concurrency);
 const collections = Number(values.collections);
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function measure(deployment: Deployment) {
   const started = performance.now();

@@ -37,6 +37,7 @@ import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
 import { copyCorpus, resolveSource, structureOf } from './docs/corpus.js';
 import { makeQuestions, QUESTION_KINDS, type Question, type QuestionKind, type Split } from './docs/questions.js';
 import { WordNet } from './docs/wordnet.js';
+import { percentile } from './stats.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -88,7 +89,6 @@ async function ask(call: Api, collection: string, tier: Tier, question: string):
   return { documents, results: ids.length, distinctInTen: new Set(ids.slice(0, 10)).size, repeated: documents.length < ids.length, ms };
 }
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 
 /** The row of one tier over the questions of one split. */
@@ -104,7 +104,7 @@ function row(tier: string, questions: Question[], answers: Answer[]): string {
     .map((kind) => [kind, ranks.filter((_, i) => questions[i]!.kind === kind)] as const)
     .filter(([, kindRanks]) => kindRanks.length > 0)
     .map(([kind, kindRanks]) => `${kind} ${mean(kindRanks.map((rank) => (rank >= 0 ? 1 : 0))).toFixed(2)}`);
-  return `${tier.padEnd(9)} ${recall.toFixed(3).padStart(9)} ${mrr.toFixed(3).padStart(6)} ${distinct.toFixed(1).padStart(8)} ${results.toFixed(1).padStart(7)} ${`${repeated}/${answers.length}`.padStart(8)} ${percentile(answers.map((a) => a.ms), 0.5).toFixed(1).padStart(7)}   ${byKind.join('  ')}`;
+  return `${tier.padEnd(9)} ${recall.toFixed(3).padStart(9)} ${mrr.toFixed(3).padStart(6)} ${distinct.toFixed(1).padStart(8)} ${results.toFixed(1).padStart(7)} ${`${repeated}/${answers.length}`.padStart(8)} ${percentile(answers.map((a) => a.ms).sort((a, b) => a - b), 50).toFixed(1).padStart(7)}   ${byKind.join('  ')}`;
 }
 
 const seed = Number(values.seed);

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -24,7 +25,6 @@ const entities = Number(values.entities);
 const requests = Number(values.requests);
 const strategy = values.strategy!;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const QUERIES = ['document data folder', 'revision notes', 'size class report', 'entity index', 'stub content summary', 'quarterly numbers', 'folder overview', 'archive'];
 
 const server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_WORKER_TICK_SECONDS: '1' } });

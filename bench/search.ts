@@ -37,6 +37,7 @@ import { tokenize } from '../src/platform/embeddings/word-vector-core.js';
 import type { VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -77,11 +78,10 @@ function makeQueries(count: number): string[] {
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 const elapsed = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
-const summary = (latencies: number[]) => `p50 ${ms(percentile(latencies, 0.5))}  p95 ${ms(percentile(latencies, 0.95))}`;
+const summary = (latencies: number[]) => `p50 ${ms(percentile(latencies, 50))}  p95 ${ms(percentile(latencies, 95))}`;
 
 /** Runs `run` once per query, `concurrency` at a time; returns sorted latencies and the wall time. */
 async function measure(queries: string[], concurrency: number, run: (query: string) => Promise<void>) {
@@ -217,15 +217,15 @@ try {
   const embedding = await measure(queries, 1, async (query) => void (await embedder.embed([query])));
   const memoryAfterQueries = process.memoryUsage();
 
-  const p50 = percentile(single, 0.5);
-  const p95 = percentile(single, 0.95);
-  const rawP50 = percentile(rawSingle, 0.5);
+  const p50 = percentile(single, 50);
+  const p95 = percentile(single, 95);
+  const rawP50 = percentile(rawSingle, 50);
   const throughput = concurrent.latencies.length / concurrent.seconds;
   const check = (ok: boolean) => (ok ? 'ok' : 'MISSED');
   console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions), ${queries.length} queries; measured in ${elapsed(t0)}`);
   console.log(`REST, 1 client:          ${summary(single)}`);
   console.log(`REST, ${clients} clients:         ${throughput.toFixed(1)} req/s  ${summary(concurrent.latencies)}`);
-  console.log(`raw index, 1 client:     ${summary(rawSingle)}   (query embedding p50 ${ms(percentile(embedding.latencies, 0.5))}, not in raw)`);
+  console.log(`raw index, 1 client:     ${summary(rawSingle)}   (query embedding p50 ${ms(percentile(embedding.latencies, 50))}, not in raw)`);
   console.log(`raw index, ${clients} clients:    ${(rawConcurrent.latencies.length / rawConcurrent.seconds).toFixed(1)} queries/s  ${summary(rawConcurrent.latencies)}`);
   console.log(`REST p50 / raw p50:      ${(p50 / rawP50).toFixed(2)}   (REST overhead p50 ≈ ${ms(p50 - rawP50)})`);
   console.log(

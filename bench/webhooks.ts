@@ -12,13 +12,13 @@ import { parseArgs } from 'node:util';
 import { WebhookReceiver } from '../src/modules/webhooks/webhook-receiver.js';
 import type { Principal } from '../src/modules/organizations/principal.js';
 import { graphql, http, startTestServer } from '../test/support/harness.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '10000' }, producers: { type: 'string', default: '4' } } });
 const EVENTS = Number(values.events);
 const PRODUCERS = Number(values.producers);
 const FAILING_SHARE = 0.3;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 /** Deterministic per message: the same 30% fail their first attempt whatever the arrival order. */
 const failsFirst = (id: string) => createHash('sha256').update(id).digest().readUInt32BE(0) / 2 ** 32 < FAILING_SHARE;
 

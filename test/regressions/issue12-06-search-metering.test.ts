@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createClient } from 'graphql-sse';
+import { firstStreamResult } from '../support/graphql-stream.js';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
 
 /**
@@ -78,9 +78,7 @@ describe('issue 12-06: search is metered and GraphQL operations have a cost limi
     expect(refused.body.data).toBeUndefined();
     expect(refused.body.errors).toEqual([{ message: expect.stringMatching(/^Query too complex: it would resolve 301,000 fields, over the limit of 50,000/), extensions: { code: 'QUERY_TOO_COMPLEX' } }]);
 
-    const client = createClient({ url: `${server.url}/graphql/stream`, headers: { 'x-api-key': apiKey }, retryAttempts: 0 });
-    const streamed = await new Promise<any>((resolve, reject) => client.subscribe({ query }, { next: resolve, error: reject, complete: () => {} }));
-    client.dispose();
+    const streamed = await firstStreamResult(server.url, apiKey, query);
     expect(streamed.errors).toEqual([expect.objectContaining({ extensions: { code: 'QUERY_TOO_COMPLEX' } })]);
 
     // Nothing ran: the organization's whole search budget is left.

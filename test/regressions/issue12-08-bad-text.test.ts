@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createClient } from 'graphql-sse';
+import { firstStreamResult } from '../support/graphql-stream.js';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
 
 /**
@@ -71,11 +71,7 @@ describe('issue 12-08: text with NUL or a lone surrogate is bad input, never a 5
   });
 
   test('graphql-sse: the same refusal, as the stream\'s one result', async () => {
-    const client = createClient({ url: `${server.url}/graphql/stream`, headers: { 'x-api-key': server.apiKey }, retryAttempts: 0 });
-    const result = await new Promise<any>((resolve, reject) => {
-      client.subscribe({ query: 'query ($q: String!) { collections(search: $q) { id } }', variables: { q: NUL } }, { next: resolve, error: reject, complete: () => {} });
-    });
-    client.dispose();
+    const result = await firstStreamResult(server.url, server.apiKey, 'query ($q: String!) { collections(search: $q) { id } }', { q: NUL });
     expect(result.errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', detail: [expect.objectContaining({ loc: ['q'] })] } })]);
   });
 });

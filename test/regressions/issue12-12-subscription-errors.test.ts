@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createClient } from 'graphql-sse';
+import { firstStreamResult } from '../support/graphql-stream.js';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
 
 /**
@@ -8,16 +8,6 @@ import { graphql, http, startTestServer, type TestServer } from '../support/harn
  * INTERNAL_SERVER_ERROR, and a subscription sent to POST /graphql ran its resolver without an event
  * (a TypeError in the log). Now: NOT_FOUND, and a 400 that points to the stream endpoint.
  */
-
-/** The first result of a subscription made with the real graphql-sse client. */
-async function firstResult(url: string, apiKey: string, query: string): Promise<any> {
-  const client = createClient({ url: `${url}/graphql/stream`, headers: { 'x-api-key': apiKey }, retryAttempts: 0 });
-  try {
-    return await new Promise((resolve, reject) => client.subscribe({ query }, { next: resolve, error: reject, complete: () => {} }));
-  } finally {
-    client.dispose();
-  }
-}
 
 describe('issue 12-12: subscription errors are clear', () => {
   let server: TestServer;
@@ -38,11 +28,11 @@ describe('issue 12-12: subscription errors are clear', () => {
 
   test('syncJobProgress: an unknown job, a malformed id and another organization\'s job are NOT_FOUND', async () => {
     for (const id of [randomUUID(), 'not-a-job']) {
-      const result = await firstResult(server.url, server.apiKey, progress(id));
+      const result = await firstStreamResult(server.url, server.apiKey, progress(id));
       expect(result).toEqual({ errors: [expect.objectContaining({ message: `Sync job "${id}" not found`, extensions: { code: 'NOT_FOUND' } })] });
     }
     const outsider = await server.running.core.services.organizations.createOrganization('Outsiders');
-    const foreign = await firstResult(server.url, outsider.api_key, progress(jobId));
+    const foreign = await firstStreamResult(server.url, outsider.api_key, progress(jobId));
     expect(foreign.errors).toEqual([expect.objectContaining({ extensions: { code: 'NOT_FOUND' } })]);
   });
 

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIRouter, type Document } from 'openapi-backend';
 import type { Metrics } from '../platform/metrics/metrics.js';
+import { memoizeRouting } from '../rest/memoized-routing.js';
 
 /** Who may read /metrics: nobody (off), anyone who reaches the port, or a scraper with the bearer token. */
 export type MetricsAccess = { enabled: false } | { enabled: true; token: string | undefined };
@@ -12,6 +13,8 @@ export type MetricsAccess = { enabled: false } | { enabled: true; token: string 
  */
 export function httpMetrics(metrics: Metrics, openapi: Document, fixedPaths: readonly string[]) {
   const router = new OpenAPIRouter({ definition: openapi });
+  // Labelled after every request: routed as the facade routes, not rebuilt and recompiled each time.
+  memoizeRouting(router);
   const fixed = new Set(fixedPaths);
   const routeOf = (req: Request): string => {
     // The original path: mounted routers (GraphQL's) rewrite req.path while they handle the request.

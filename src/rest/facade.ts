@@ -21,6 +21,7 @@ import { searchOperations } from './search.operations.js';
 import { sourceOperations } from './sources.operations.js';
 import { webhookOperations } from './webhooks.operations.js';
 import type { RestOperation } from './operation.js';
+import { memoizeRouting } from './memoized-routing.js';
 import { validationIssues } from './validation-issues.js';
 
 /** Every REST operation by its operationId in openapi/openapi.yaml. */
@@ -110,7 +111,7 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
     api.register(operationId, (c: Context, req: ExpressRequest, res: ExpressResponse) => run(c, req, res, operation));
   }
   await api.init();
-  memoizeRouting(api);
+  memoizeRouting(api.router);
 
   /** Bad input spends the budget too, as the GraphQL guards would have: refusals are not free probes. */
   async function refuseInput(c: Context, res: ExpressResponse, issues: ValidationIssue[]): Promise<void> {
@@ -198,32 +199,4 @@ function textIssues(c: Context): ValidationIssue[] {
     ...unstorableTextIssues(c.request.query ?? {}, ['query']),
     ...unstorableTextIssues(c.request.requestBody ?? {}, ['body']),
   ];
-}
-
-/** Distinct method and path pairs whose route is remembered (paths carry ids, so they are many). */
-const ROUTE_CACHE_SIZE = 5000;
-
-/**
- * openapi-backend rebuilds its list of operations from the document (lodash chains, object
- * spreads), and compiles a RegExp per path template, on every routing, and routes each request
- * twice (the backend, then the validator): about half of its time per request. The document never
- * changes after init, so the list is built once and each method and path is routed once.
- */
-function memoizeRouting(api: OpenAPIBackend): void {
-  const router = api.router;
-  const list = router.getOperations();
-  router.getOperations = () => list;
-  const match = router.matchOperation.bind(router);
-  const routes = new Map<string, ReturnType<typeof match>>();
-  router.matchOperation = ((request: Parameters<typeof match>[0], strict?: boolean) => {
-    const key = `${request.method} ${request.path}`;
-    const known = routes.get(key);
-    if (known) return known;
-    const found = strict ? match(request, true) : match(request);
-    if (found) {
-      if (routes.size >= ROUTE_CACHE_SIZE) routes.clear();
-      routes.set(key, found);
-    }
-    return found;
-  }) as typeof router.matchOperation;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { Embedder } from './embedder.js';
+import { describeError, describeNetworkError } from '../http-errors.js';
 
 export interface OpenAiEmbedderOptions {
   /** E.g. `https://api.openai.com/v1`, `http://localhost:11434/v1` (Ollama), `http://tei:80/v1`; requests go to `<baseUrl>/embeddings`. */
@@ -240,25 +241,6 @@ function parseRetryAfter(headers: Headers): number | undefined {
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** `: <message>` from OpenAI-style (`{error: {message}}`), TEI/Ollama-style (`{error: "…"}`) or plain bodies. */
-export function describeError(text: string): string {
-  let message: unknown = text;
-  try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
-    const error = body?.error;
-    message = (typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error) ?? body?.message ?? body?.detail ?? text;
-  } catch {
-    // not JSON: the raw text
-  }
-  const clean = (typeof message === 'string' ? message : JSON.stringify(message)).replace(/\s+/g, ' ').trim().slice(0, 300);
-  return clean ? `: ${clean}` : '';
-}
-
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,4 +1,4 @@
-import { describeError } from '../embeddings/openai-embedder.js';
+import { describeError, describeNetworkError } from '../http-errors.js';
 import type { Logger } from '../logger.js';
 import type { Reranker } from './reranker.js';
 
@@ -190,9 +190,7 @@ function truncate(text: string, max: number): string {
 }
 
 function describeFailure(error: unknown): string {
-  if (error instanceof RerankEndpointError) return error.message;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return `unreachable: ${cause?.code ?? cause?.message ?? (error as Error).message ?? String(error)}`;
+  return error instanceof RerankEndpointError ? error.message : `unreachable: ${describeNetworkError(error)}`;
 }
 
 /** Origin and path: no query string, which may carry a key. */

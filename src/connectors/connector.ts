@@ -1,4 +1,7 @@
+import type { z } from 'zod';
 import type { Logger } from '../platform/logger.js';
+import type { AuthHeaders, ConnectorAuth } from './contract/auth.js';
+import type { RequestRate, SourceHttpClient, TokenProvider } from './contract/source-http.js';
 import type { WebClient } from './web/http-fetch.js';
 
 /**
@@ -60,13 +63,33 @@ export interface SourceEntity {
  */
 export type SourceItem = SourceEntity | { keep: string } | { delete: string };
 
-export interface SyncContext {
-  /** Config values, validated against the connector's `configFields` (defaults applied). */
-  config: Record<string, unknown>;
-  /** Decrypted credentials, validated against `authFields`. */
-  credentials: Record<string, unknown>;
-  /** The cursor the previous successful run stored, or null for a full sync. */
-  cursor: Record<string, unknown> | null;
+export interface SyncContext<Config = Record<string, unknown>, Credentials = unknown, Cursor = unknown> {
+  /** Config parsed by the connector's `config` schema (defaults applied). */
+  config: Config;
+  /**
+   * Credentials parsed by the connector's schema: its `fields`, or the token pasted instead of OAuth
+   * (`auth.pasted`). Null for sources without credentials and for OAuth-connected connections, whose
+   * token comes from `tokens` (and is attached by `http` on its own).
+   */
+  credentials: Credentials | null;
+  /**
+   * Where to continue: the cursor the previous successful run stored, or the last checkpoint of a run
+   * that failed or was cancelled, parsed by the connector's `cursor` schema. Null for a full sync, and
+   * when a stored cursor no longer parses (the connector changed: a full sync is the safe answer).
+   */
+  cursor: Cursor | null;
+  /** True when `cursor` is a checkpoint of an unfinished run rather than the end of a finished one. */
+  resuming: boolean;
+  /** The connection's HTTP client: address guard, authentication, retries, pacing (see SourceHttpClient). */
+  http: SourceHttpClient;
+  /** The OAuth connection's token, refreshed as needed; null for other connections. */
+  tokens: TokenProvider | null;
+  /**
+   * Saves `cursor` as the point a failed or cancelled run resumes from, once every item yielded before
+   * this call is committed (it is stored with the next committed batch). A run resumed from a
+   * checkpoint yields what comes after it and is not `complete` (it cannot say what was deleted).
+   */
+  checkpoint(cursor: Cursor): void;
   /** Aborted when the job is cancelled: every await should honour it. */
   signal: AbortSignal;
   logger: Logger;
@@ -86,6 +109,12 @@ export interface SyncContext {
   reportSkipped?(item: SkippedItem): void;
 }
 
+/** What `validate` and federated `search` get: a run's context without its cursor and checkpoints. */
+export type ConnectionContext<Config = Record<string, unknown>, Credentials = unknown> = Omit<
+  SyncContext<Config, Credentials, never>,
+  'cursor' | 'resuming' | 'checkpoint' | 'expectTotal' | 'reportSkipped' | 'jobId'
+>;
+
 /** An item a run left out. Reasons are short fixed phrases ("unsupported file type"), so they can be counted. */
 export interface SkippedItem {
   /** The entity id it would have had (local_folder: the path relative to the folder). */
@@ -95,7 +124,7 @@ export interface SkippedItem {
   detail?: string;
 }
 
-export interface SourceRun {
+export interface SourceRun<Cursor = unknown> {
   items: AsyncIterable<SourceItem>;
   /**
    * True when `items` enumerates everything the source holds (every entity or keep marker), so
@@ -103,29 +132,15 @@ export interface SourceRun {
    */
   complete: boolean;
   /** The cursor to store once the run succeeds (read after `items` is exhausted). */
-  nextCursor(): Record<string, unknown> | null;
+  nextCursor(): Cursor | null;
 }
 
-/** Thrown by a connector when the source refuses the credentials (the connection needs re-auth). */
-export class CredentialsRejectedError extends Error {}
-
-/** Thrown by a connector when nothing answers at the address its credentials name (a database server). */
-export class SourceUnreachableError extends Error {}
-
-/** Thrown by a connector when its config cannot work (bad path, path outside the allowed roots…). */
-export class SourceConfigError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './contract/errors.js';
 
 export interface ConnectorEnvironment {
   /** Roots under which `local_folder` may read (CATCHMENT_LOCAL_FOLDER_ROOTS). */
   localFolderRoots: string[];
-  /** The HTTP client of the sources that read the web, bound to the operator's network policy. */
+  /** The guarded HTTP client of the process, for sources that stream the web themselves (web, rss, git's checks). */
   webClient: WebClient;
   /** The batches users push to their connections, for the runs of sources that receive pushes (worker role). */
   pushedBatches?: PushedBatches;
@@ -137,14 +152,25 @@ export interface PushedBatches {
   itemsOf(jobId: string): Promise<SourceItem[]>;
 }
 
-export interface Connector {
+/**
+ * A source type, typed by its config, credentials and cursor. Its schemas are zod schemas: the
+ * platform parses what users send and what was stored with them (422 `detail[]` on `config.*` /
+ * `authentication.credentials.*`), and the catalog's field lists are derived from them (titles and
+ * descriptions from `.meta({ title, description })`, secrets from `.meta({ secret: true })`).
+ */
+export interface Connector<Config = any, Credentials = any, Cursor = any> {
   shortName: string;
   name: string;
   description: string;
-  authMethods: AuthMethod[];
-  /** Null when the source needs no credentials. */
-  authFields: FieldSpec[] | null;
-  configFields: FieldSpec[];
+  auth: ConnectorAuth<Config, Credentials>;
+  /** Headers that authenticate a request with a token (default `Authorization: Bearer <token>`). */
+  authHeaders?: AuthHeaders;
+  /** A strict object schema (unknown fields refused) with defaults. */
+  config: z.ZodType<Config>;
+  /** The cursor it stores between runs; absent when the source keeps none. */
+  cursor?: z.ZodType<Cursor>;
+  /** Pacing of its requests per connection (see SourceHttpClient). */
+  requestRate?: RequestRate;
   supportedAuthProviders: string[];
   /** Supports incremental (cursor-based) syncs; `force_full_sync` then ignores the cursor. */
   supportsContinuous: boolean;
@@ -160,22 +186,24 @@ export interface Connector {
   /**
    * Where the connection's stored secrets are sent with this config and these credentials: normalized
    * origins or addresses (`https://git.example.com`, `postgresql://db.internal:5432/app`), empty when
-   * they go nowhere a user chooses. Stored secrets are bound to the targets they were given for: a
-   * change that would send them to any other target must carry the credentials again (the connection
-   * service enforces it before anything is sent). Pure: no I/O, and never a secret in the result.
+   * they go nowhere a user chooses. For OAuth sources: the API origins the token is sent to (the token
+   * endpoint's origin is checked on its own). Stored secrets are bound to the targets they were given
+   * for: a change that would send them to any other target must carry the credentials again (the
+   * connection service enforces it before anything is sent), and `http` attaches the token only to
+   * these origins. Pure: no I/O, and never a secret in the result.
    */
-  credentialTargets(config: Record<string, unknown>, credentials: Record<string, unknown>): string[];
+  credentialTargets(config: Config, credentials: Credentials | null): string[];
   /**
    * Checks config and credentials against the real source before a connection is created or
    * changed. Throws SourceConfigError or CredentialsRejectedError.
    */
-  validate(context: Omit<SyncContext, 'cursor' | 'signal'>, environment: ConnectorEnvironment): Promise<void>;
-  sync(context: SyncContext, environment: ConnectorEnvironment): SourceRun;
+  validate(context: ConnectionContext<Config, Credentials>, environment: ConnectorEnvironment): Promise<void>;
+  sync(context: SyncContext<Config, Credentials, Cursor>, environment: ConnectorEnvironment): SourceRun<Cursor>;
   /**
    * Federated search: queries the source itself at search time (with its own ranking) instead of the
    * index. Present on connectors that can; used by connections that are federated (see isFederated).
    */
-  search?(context: Omit<SyncContext, 'cursor'>, query: FederatedQuery, environment: ConnectorEnvironment): Promise<FederatedHit[]>;
+  search?(context: ConnectionContext<Config, Credentials>, query: FederatedQuery, environment: ConnectorEnvironment): Promise<FederatedHit[]>;
 }
 
 export interface FederatedQuery {

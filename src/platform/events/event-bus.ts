@@ -1,7 +1,11 @@
 import type { EntityManager } from '@mikro-orm/core';
 import type { PubSub } from '../pubsub/pubsub.js';
 
-/** Every lifecycle event type of the spec; webhook subscriptions choose among these. */
+/**
+ * Every lifecycle event type of the spec, and `source_connection.auth_expired` (a refresh the provider
+ * refused: the connection needs its user to sign in again; receivers ignore types they do not know).
+ * Webhook subscriptions choose among these.
+ */
 export const EVENT_TYPES = [
   'sync.pending',
   'sync.running',
@@ -10,6 +14,7 @@ export const EVENT_TYPES = [
   'sync.cancelled',
   'source_connection.created',
   'source_connection.auth_completed',
+  'source_connection.auth_expired',
   'source_connection.deleted',
   'collection.created',
   'collection.updated',

@@ -5,6 +5,7 @@ import { Migration20261122221157_webhooks } from './Migration20261122221157_webh
 import { Migration20261123105925_push } from './Migration20261123105925_push.js';
 import { Migration20261123233000_job_total } from './Migration20261123233000_job_total.js';
 import { Migration20261124000000_job_skipped } from './Migration20261124000000_job_skipped.js';
+import { Migration20261124010000_resume_cursor } from './Migration20261124010000_resume_cursor.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -16,4 +17,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261123105925_push', class: Migration20261123105925_push },
   { name: 'Migration20261123233000_job_total', class: Migration20261123233000_job_total },
   { name: 'Migration20261124000000_job_skipped', class: Migration20261124000000_job_skipped },
+  { name: 'Migration20261124010000_resume_cursor', class: Migration20261124010000_resume_cursor },
 ];

@@ -21,6 +21,7 @@ export class SourceConnection {
     | 'cron'
     | 'nextRunAt'
     | 'cursor'
+    | 'resumeCursor'
     | 'syncConfig'
     | 'createdByEmail'
     | 'modifiedByEmail';
@@ -69,6 +70,10 @@ export class SourceConnection {
   /** Where the last successful incremental sync stopped. */
   @Property({ type: 'json', nullable: true })
   cursor: Record<string, unknown> | null = null;
+
+  /** The last checkpoint of a run that failed or was cancelled: the next run resumes from it. */
+  @Property({ type: 'json', nullable: true })
+  resumeCursor: unknown = null;
 
   /** Connection-level layer of the sync configuration (over the collection's, under the job's). */
   @Property({ type: 'json', nullable: true })

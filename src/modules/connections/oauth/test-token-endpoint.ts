@@ -1,0 +1,142 @@
+/**
+ * A local OAuth 2 token endpoint for tests, speaking RFC 6749: the authorization code grant (§4.1.3,
+ * PKCE per RFC 7636 §4.6), the refresh grant (§6), client authentication by HTTP Basic or in the body
+ * (§2.3.1), JSON answers (§5.1) and error answers (§5.2, 400 `invalid_grant`, 401 `invalid_client`).
+ * Like GitHub's endpoint, it answers form-encoded unless asked for JSON (`Accept: application/json`),
+ * and takes a JSON body as Notion's does.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedTokenRequest {
+  contentType: string;
+  accept: string;
+  authorization: string | null;
+  parameters: Record<string, string>;
+}
+
+interface IssuedCode {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string | null;
+}
+
+export class TestTokenEndpoint {
+  private server: Server | null = null;
+  readonly clients = new Map<string, string | null>();
+  private readonly codes = new Map<string, IssuedCode>();
+  /** Valid refresh tokens, by the client they were issued to. */
+  private readonly refreshTokens = new Map<string, string>();
+  readonly requests: RecordedTokenRequest[] = [];
+  /** Each refresh answers a new refresh token and revokes the used one (rotation). */
+  rotateRefreshTokens = false;
+  /** Seconds an access token lives (`expires_in`); null leaves it out. */
+  expiresIn: number | null = 3600;
+  /** Answers the next requests with this status (and `Retry-After` when set) instead of handling them. */
+  failNext: { status: number; count: number; retryAfter?: string } | null = null;
+  /** Holds each answer until this resolves (to let concurrent refreshes overlap). */
+  answerGate: Promise<void> | null = null;
+  /** Answers form-encoded whatever `Accept` says (what GitHub does when JSON is not asked for). */
+  formAnswersOnly = false;
+  /** Answers grant errors with status 200, as GitHub's token endpoint does (`bad_verification_code`, `bad_refresh_token`). */
+  errorsWithStatus200 = false;
+  private issued = 0;
+
+  get url(): string {
+    const { port } = this.server!.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/oauth/token`;
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => void this.handle(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+
+  /** What the authorization endpoint would have redirected back with. */
+  issueCode(clientId: string, redirectUri: string, codeVerifier?: string): string {
+    const code = `code-${randomBytes(8).toString('hex')}`;
+    const codeChallenge = codeVerifier ? createHash('sha256').update(codeVerifier).digest('base64url') : null;
+    this.codes.set(code, { clientId, redirectUri, codeChallenge });
+    return code;
+  }
+
+  /** A refresh token this endpoint accepts, as if issued earlier. */
+  issueRefreshToken(clientId: string, token = `refresh-${randomBytes(8).toString('hex')}`): string {
+    this.refreshTokens.set(token, clientId);
+    return token;
+  }
+
+  revokeRefreshToken(token: string): void {
+    this.refreshTokens.delete(token);
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const contentType = request.headers['content-type'] ?? '';
+    const parameters: Record<string, string> = contentType.includes('application/json') ? (JSON.parse(text) as Record<string, string>) : Object.fromEntries(new URLSearchParams(text));
+    const accept = request.headers.accept ?? '';
+    this.requests.push({ contentType, accept, authorization: request.headers.authorization ?? null, parameters });
+    if (this.answerGate) await this.answerGate;
+    const answer = (status: number, body: Record<string, string | number>, headers: Record<string, string> = {}) => {
+      const json = accept.includes('application/json') && !this.formAnswersOnly;
+      if (this.errorsWithStatus200 && status === 400) status = 200;
+      response.writeHead(status, { 'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded', 'cache-control': 'no-store', ...headers });
+      response.end(json ? JSON.stringify(body) : new URLSearchParams(Object.entries(body).map(([key, value]) => [key, String(value)])).toString());
+    };
+    if (request.method !== 'POST' || request.url !== '/oauth/token') return answer(404, { error: 'not_found' });
+    if (this.failNext && this.failNext.count > 0) {
+      this.failNext.count--;
+      return answer(this.failNext.status, { error: 'temporarily_unavailable' }, this.failNext.retryAfter ? { 'retry-after': this.failNext.retryAfter } : {});
+    }
+    const client = this.authenticate(request.headers.authorization ?? null, parameters);
+    if (!client) return answer(401, { error: 'invalid_client', error_description: 'Client authentication failed' }, { 'www-authenticate': 'Basic realm="token"' });
+    if (parameters.grant_type === 'authorization_code') {
+      const issued = this.codes.get(parameters.code ?? '');
+      this.codes.delete(parameters.code ?? ''); // single use (§4.1.2)
+      if (!issued || issued.clientId !== client || issued.redirectUri !== parameters.redirect_uri) return answer(400, { error: 'invalid_grant', error_description: 'The code is invalid or was already used' });
+      const challenge = parameters.code_verifier ? createHash('sha256').update(parameters.code_verifier).digest('base64url') : null;
+      if (issued.codeChallenge !== challenge) return answer(400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+      return answer(200, this.tokensFor(client, true));
+    }
+    if (parameters.grant_type === 'refresh_token') {
+      const owner = this.refreshTokens.get(parameters.refresh_token ?? '');
+      if (owner !== client) return answer(400, { error: 'invalid_grant', error_description: 'The refresh token is invalid, expired or revoked' });
+      if (this.rotateRefreshTokens) this.refreshTokens.delete(parameters.refresh_token!);
+      return answer(200, this.tokensFor(client, this.rotateRefreshTokens));
+    }
+    return answer(400, { error: 'unsupported_grant_type' });
+  }
+
+  /** The client id when the request authenticates a registered client (Basic, or id and secret in the body). */
+  private authenticate(authorization: string | null, parameters: Record<string, string>): string | null {
+    let id = parameters.client_id;
+    let secret: string | null = parameters.client_secret ?? null;
+    if (authorization?.startsWith('Basic ')) {
+      const [encodedId, encodedSecret] = Buffer.from(authorization.slice(6), 'base64').toString('utf8').split(':') as [string, string];
+      id = decodeURIComponent(encodedId.replaceAll('+', ' '));
+      secret = decodeURIComponent(encodedSecret.replaceAll('+', ' '));
+    }
+    if (id === undefined || !this.clients.has(id)) return null;
+    return this.clients.get(id) === secret ? id : null;
+  }
+
+  private tokensFor(client: string, withRefreshToken: boolean): Record<string, string | number> {
+    this.issued++;
+    return {
+      access_token: `access-${this.issued}-${randomBytes(6).toString('hex')}`,
+      token_type: 'bearer',
+      scope: 'read',
+      ...(this.expiresIn !== null ? { expires_in: this.expiresIn } : {}),
+      ...(withRefreshToken ? { refresh_token: this.issueRefreshToken(client) } : {}),
+    };
+  }
+}

@@ -16,7 +16,7 @@ import { chunkText } from '../src/modules/sync/chunker.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createTestDatabase, startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
-import { WebClient } from '../src/connectors/web/http-fetch.js';
+import { WebClient } from '../src/platform/http/web-client.js';
 import { chunkIdOf } from '../src/platform/vectors/vector-index.js';
 
 const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, size: { type: 'string', default: 'small' }, 'postgres-rows': { type: 'string', default: '100000' } } });

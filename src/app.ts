@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import { embedderInfo, hybridKeywordWeight, isEmbedded, type Config } from './config.js';
 import { runRefusal, type ConnectorEnvironment } from './connectors/connector.js';
 import { loadConnectors } from './connectors/registry.js';
-import { WebClient } from './connectors/web/http-fetch.js';
+import { WebClient } from './platform/http/web-client.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import { FederatedSources } from './modules/search/federated-sources.js';

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import { createLogger } from '../platform/logger.js';
 import type { Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem } from './connector.js';
-import { WebClient } from './web/http-fetch.js';
+import { WebClient } from '../platform/http/web-client.js';
 
 /** What connector unit tests share: a quiet logger, config defaults, a whole run collected, a rejection. */
 export const silentLogger = createLogger('silent');

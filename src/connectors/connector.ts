@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Logger } from '../platform/logger.js';
 import type { AuthHeaders, ConnectorAuth } from './contract/auth.js';
 import type { RequestRate, SourceHttpClient, TokenProvider } from './contract/source-http.js';
-import type { WebClient } from './web/http-fetch.js';
+import type { WebClient } from '../platform/http/web-client.js';
 
 /**
  * A source type. Each lives in `src/connectors/<short_name>/index.ts` and default-exports a

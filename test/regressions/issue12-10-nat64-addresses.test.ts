@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { configDefaults, connectorEnvironment, rejection, silentLogger } from '../../src/connectors/connector-testing.js';
 import git from '../../src/connectors/git/index.js';
-import { WebClient } from '../../src/connectors/web/http-fetch.js';
+import { WebClient } from '../../src/platform/http/web-client.js';
 import { RefusedTargetError } from '../../src/shared/target-guard.js';
 import { graphql, http, startTestServer, type TestServer } from '../support/harness.js';
 

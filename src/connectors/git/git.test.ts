@@ -9,7 +9,7 @@ import connector from './index.js';
 import { git, type GitAccess } from './git-cli.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
 import { connectorEnvironment } from '../connector-testing.js';
-import { WebClient } from '../web/http-fetch.js';
+import { WebClient } from '../../platform/http/web-client.js';
 
 const logger = silentLogger;
 const DEFAULTS = configDefaults(connector);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
 import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
-import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '../web/http-fetch.js';
+import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '../../platform/http/web-client.js';
 
 /**
  * `rss`: RSS 2.0, RSS 1.0 (RDF) and Atom feeds. Each feed is an `rss_feed` entity and the

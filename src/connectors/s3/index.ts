@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
-import type { WebClient } from '../web/http-fetch.js';
+import type { WebClient } from '../../platform/http/web-client.js';
 import { S3Client, S3RequestError, type BucketTarget, type ListedObject } from './s3-client.js';
 import type { SigningKeys } from './sigv4.js';
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
 import type { Logger } from '../../platform/logger.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
-import type { WebClient } from '../web/http-fetch.js';
+import type { WebClient } from '../../platform/http/web-client.js';
 import { signedGetHeaders, uriEncode, type SigningKeys } from './sigv4.js';
 
 /**

@@ -1,5 +1,5 @@
 import { convert } from 'html-to-text';
-import { normalizeUrl } from './http-fetch.js';
+import { normalizeUrl } from '../../platform/http/web-client.js';
 
 /** What the crawler reads from an HTML page besides its text: title, headings, links and robots directives. */
 export interface PageOutline {

@@ -5,7 +5,7 @@ import type { Logger } from '../../platform/logger.js';
 import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
 import { outlinePage } from './html-page.js';
-import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource, type FetchOptions } from './http-fetch.js';
+import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource, type FetchOptions } from '../../platform/http/web-client.js';
 
 /**
  * `web`: a website crawled from start URLs, staying on their origins (scheme, host and port),

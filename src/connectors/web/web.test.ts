@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { SourceConfigError } from '../connector.js';
 import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
 import { outlinePage } from './html-page.js';
-import { WebClient } from './http-fetch.js';
+import { WebClient } from '../../platform/http/web-client.js';
 import connector from './index.js';
 import { htmlPage, TestSite } from './test-site.js';
 

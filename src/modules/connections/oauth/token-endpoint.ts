@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import { TemporarilyUnavailableError } from '../../../connectors/contract/errors.js';
 import { guardedSourceAgent, networkReason, refusalOf } from '../../../connectors/contract/guarded-agent.js';
-import { USER_AGENT } from '../../../connectors/web/http-fetch.js';
+import { USER_AGENT } from '../../../platform/http/web-client.js';
 
 export interface TokenSet {
   accessToken: string;

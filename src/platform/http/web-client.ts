@@ -1,5 +1,5 @@
 /**
- * HTTP GET for the connectors that read the web (web, rss): the `Catchment` user agent, a timeout
+ * HTTP GET for the sources that read the web themselves (web, rss; git checks hosts with it): the `Catchment` user agent, a timeout
  * per request on top of the job's cancellation, a cap on the body, conditional requests, and the
  * operator's network policy checked on every connection (redirects included).
  */

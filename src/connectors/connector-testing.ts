@@ -1,33 +1,87 @@
 import { expect } from '@jest/globals';
 import { createLogger } from '../platform/logger.js';
-import type { Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem } from './connector.js';
 import { WebClient } from '../platform/http/web-client.js';
+import type { ConnectionContext, Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem } from './connector.js';
+import { createSourceHttpClient } from './contract/http-client.js';
+import { parseConfig } from './contract/schemas.js';
+import type { SourceHttpClient, TokenProvider } from './contract/source-http.js';
 
-/** What connector unit tests share: a quiet logger, config defaults, a whole run collected, a rejection. */
+/** What connector unit tests share: a quiet logger, parsed configs, contexts, a whole run collected, a rejection. */
 export const silentLogger = createLogger('silent');
-
-export const configDefaults = (connector: Connector) =>
-  Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
 
 /** Loopback HTTP servers stand in for the web in tests: one client that may reach private networks. */
 const testWebClient = new WebClient({ allowPrivateNetworks: true });
 
 export const connectorEnvironment = (localFolderRoots: string[] = []): ConnectorEnvironment => ({ localFolderRoots, webClient: testWebClient });
 
-/** Runs a sync to its end (config over the connector's defaults) and sorts what it yielded. */
-export async function collectRun(
-  connector: Connector,
-  { config, credentials = {}, cursor = null, environment = connectorEnvironment() }: { config: Record<string, unknown>; credentials?: Record<string, unknown>; cursor?: Record<string, unknown> | null; environment?: ConnectorEnvironment },
+/** `config` parsed by the connector's schema, defaults applied, as the platform hands it over; the test fails on any issue. */
+export function parsedConfig<Config>(connector: Connector<Config>, config: unknown): Config {
+  const parsed = parseConfig(connector, config);
+  expect(parsed.issues).toEqual([]);
+  return parsed.value;
+}
+
+interface ConnectionOptions<Credentials> {
+  /** Given as a user would send it: parsed with the connector's schema. */
+  config: unknown;
+  credentials?: Credentials | null;
+  tokens?: TokenProvider | null;
+  /** Instead of the platform's client (built with `allowPrivateNetworks: true`, for loopback servers). */
+  http?: SourceHttpClient;
+  signal?: AbortSignal;
+}
+
+/** The context `validate` and `search` get, built as the platform builds it. */
+export function connectionContext<Config, Credentials>(
+  connector: Connector<Config, Credentials>,
+  { config: given, credentials = null, tokens = null, http, signal = new AbortController().signal }: ConnectionOptions<Credentials>,
+): ConnectionContext<Config, Credentials> {
+  const config = parsedConfig(connector, given);
+  return {
+    config,
+    credentials,
+    tokens,
+    http: http ?? createSourceHttpClient({ connector, config, credentials, tokens, allowPrivateNetworks: true, signal, logger: silentLogger }),
+    signal,
+    logger: silentLogger,
+  };
+}
+
+/** Runs a sync to its end (config parsed, defaults applied) and sorts what it yielded; `checkpoints` are the cursors it saved on the way, in order. */
+export async function collectRun<Config, Credentials, Cursor>(
+  connector: Connector<Config, Credentials, Cursor>,
+  {
+    cursor = null,
+    resuming = false,
+    environment = connectorEnvironment(),
+    checkpoints = [],
+    ...options
+  }: ConnectionOptions<Credentials> & {
+    cursor?: Cursor | null;
+    resuming?: boolean;
+    environment?: ConnectorEnvironment;
+    /** Where saved checkpoints go: pass an array to keep those of a run that fails. */
+    checkpoints?: Cursor[];
+  },
 ) {
   const skipped: SkippedItem[] = [];
-  const reportSkipped = (item: SkippedItem) => skipped.push(item);
-  const run = connector.sync({ config: { ...configDefaults(connector), ...config }, credentials, cursor, signal: new AbortController().signal, logger: silentLogger, reportSkipped }, environment);
+  const run = connector.sync(
+    {
+      ...connectionContext(connector, options),
+      cursor,
+      resuming,
+      checkpoint: (saved) => checkpoints.push(structuredClone(saved)),
+      reportSkipped: (item) => skipped.push(item),
+    },
+    environment,
+  );
   const items: SourceItem[] = [];
   for await (const item of run.items) items.push(item);
   const entities = items.filter((item): item is SourceEntity => 'entityId' in item);
   return {
     complete: run.complete,
     cursor: run.nextCursor(),
+    checkpoints,
     entities,
     byId: new Map(entities.map((entity) => [entity.entityId, entity])),
     ids: entities.map((entity) => entity.entityId).sort(),

@@ -1,13 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seededRandom } from '../../shared/seeded-random.js';
+import { z } from 'zod';
 import { CredentialsRejectedError, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { nonBlankString } from '../contract/schemas.js';
 
 /**
  * A deterministic generated source for tests and benchmarks. Entity `i` always has the same id,
  * place in the hierarchy and text for a given seed; `revision` changes the text of every tenth
  * entity, and `entity_count` adds or removes entities at the end, so a re-sync has exact counts.
  *
- * Incremental runs (a cursor from the previous run) yield only what changed since it.
+ * Incremental runs (a cursor from the previous run) yield only what changed since it. Every
+ * CHECKPOINT_EVERY entities a run saves a checkpoint; a run resumed from one yields the entities
+ * after it (and what changed before it since), and is not complete.
+ *
+ * Authentication: a token typed as direct credentials, or OAuth 2 against the endpoints its config
+ * names (an OAuth token is only fetched, never sent: the stub talks to nobody).
  */
 const WORDS = (
   'data sync vector search index query collection source entity chunk embed cursor schedule worker ' +
@@ -18,20 +25,47 @@ const WORDS = (
 
 const SIZES = { small: 240, medium: 2400, large: 24000 } as const;
 
-interface StubConfig {
-  entity_count: number;
-  seed: number;
-  size_mix: 'small' | 'medium' | 'large' | 'mixed';
-  hierarchy_depth: number;
-  code_files: boolean;
-  delay_ms: number;
-  fail_after: number | null;
-  revision: number;
-}
+const config = z.strictObject({
+  entity_count: z.int().min(0).max(10_000_000).default(100).meta({ title: 'Entity count' }),
+  seed: z.int().default(42).meta({ title: 'Seed' }),
+  size_mix: z.enum(['small', 'medium', 'large', 'mixed']).default('mixed').meta({ title: 'Size mix' }),
+  hierarchy_depth: z.int().min(0).max(6).default(2).meta({ title: 'Hierarchy depth' }),
+  code_files: z.boolean().default(false).meta({ title: 'Include code files' }),
+  delay_ms: z.int().min(0).max(60_000).default(0).meta({ title: 'Delay per entity (ms)' }),
+  fail_after: z.int().min(0).nullable().default(null).meta({ title: 'Fail after N entities' }),
+  revision: z.int().min(0).default(0).meta({ title: 'Revision', description: 'Changing it changes the text of every tenth entity.' }),
+  oauth_authorize_url: z.string().default('https://stub.example/oauth/authorize').meta({ title: 'OAuth authorization endpoint', description: 'Where a browser sign-in is sent (tests point it at a local server).' }),
+  oauth_token_url: z.string().default('https://stub.example/oauth/token').meta({ title: 'OAuth token endpoint', description: 'Where codes are exchanged and tokens refreshed (tests point it at a local server).' }),
+});
+
+export type StubConfig = z.infer<typeof config>;
+
+/** The settings that decide what entity `i` is. */
+type EntitySettings = Pick<StubConfig, 'seed' | 'size_mix' | 'hierarchy_depth' | 'code_files' | 'revision'>;
+
+const credentials = z.strictObject({
+  token: nonBlankString().meta({ title: 'Token', description: 'Any value; "rejected" is refused at connect time, "revoked" at sync time.', secret: true }),
+});
+
+/**
+ * The state after entity `resume_from - 1` of the run with these settings, when it is a checkpoint;
+ * without `resume_from`, the end of a finished run.
+ */
+const cursor = z.object({
+  entity_count: z.int().min(0),
+  revision: z.int().min(0),
+  seed: z.int(),
+  resume_from: z.int().min(0).optional(),
+});
+
+type StubCursor = z.infer<typeof cursor>;
+
+/** A run saves a checkpoint after every this many entity indices. */
+export const CHECKPOINT_EVERY = 100;
 
 const FANOUT = 10;
 
-function sizeOf(config: StubConfig, next: () => number): number {
+function sizeOf(config: EntitySettings, next: () => number): number {
   if (config.size_mix !== 'mixed') return SIZES[config.size_mix];
   const roll = next();
   return roll < 0.7 ? SIZES.small : roll < 0.95 ? SIZES.medium : SIZES.large;
@@ -59,7 +93,7 @@ function breadcrumbsOf(i: number, depth: number) {
   return crumbs;
 }
 
-export function stubEntity(i: number, config: StubConfig): SourceEntity {
+export function stubEntity(i: number, config: EntitySettings): SourceEntity {
   const next = seededRandom(config.seed * 1_000_003 + i);
   const isCode = config.code_files && i % 7 === 3;
   const revised = i % 10 === 0 && config.revision > 0 ? ` revision ${config.revision}` : '';
@@ -91,24 +125,24 @@ function fullRunSize(config: StubConfig): number {
   return config.entity_count + folders;
 }
 
-const connector: Connector = {
+const connector: Connector<StubConfig, z.infer<typeof credentials>, StubCursor> = {
   shortName: 'stub',
   name: 'Stub',
   description: 'Deterministic generated entities for tests and benchmarks: count, size mix, hierarchy, code files, delays and failures are configurable.',
-  authMethods: ['direct', 'oauth_token'],
-  authFields: [
-    { name: 'token', title: 'Token', description: 'Any value; "rejected" is refused at connect time, "revoked" at sync time.', type: 'string', required: true, isSecret: true },
-  ],
-  configFields: [
-    { name: 'entity_count', title: 'Entity count', type: 'integer', required: false, isSecret: false, default: 100, minimum: 0, maximum: 10_000_000 },
-    { name: 'seed', title: 'Seed', type: 'integer', required: false, isSecret: false, default: 42 },
-    { name: 'size_mix', title: 'Size mix', type: 'string', required: false, isSecret: false, default: 'mixed', enumValues: ['small', 'medium', 'large', 'mixed'] },
-    { name: 'hierarchy_depth', title: 'Hierarchy depth', type: 'integer', required: false, isSecret: false, default: 2, minimum: 0, maximum: 6 },
-    { name: 'code_files', title: 'Include code files', type: 'boolean', required: false, isSecret: false, default: false },
-    { name: 'delay_ms', title: 'Delay per entity (ms)', type: 'integer', required: false, isSecret: false, default: 0, minimum: 0, maximum: 60_000 },
-    { name: 'fail_after', title: 'Fail after N entities', type: 'integer', required: false, isSecret: false, minimum: 0 },
-    { name: 'revision', title: 'Revision', description: 'Changing it changes the text of every tenth entity.', type: 'integer', required: false, isSecret: false, default: 0, minimum: 0 },
-  ],
+  auth: {
+    kind: 'oauth2',
+    oauth: {
+      authorizeUrl: (settings) => settings.oauth_authorize_url,
+      tokenUrl: (settings) => settings.oauth_token_url,
+      scopes: ['read'],
+      pkce: true,
+      refresh: 'rotating',
+      clientAuthentication: 'basic',
+    },
+    pasted: { credentials, token: (given) => given.token },
+  },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -117,22 +151,27 @@ const connector: Connector = {
   // The token is never sent anywhere: it is only compared with "rejected" and "revoked".
   credentialTargets: () => [],
 
-  async validate({ credentials }) {
-    if (credentials.token === 'rejected') throw new CredentialsRejectedError('The stub source refuses the token "rejected"');
+  async validate({ credentials: given }) {
+    if (given?.token === 'rejected') throw new CredentialsRejectedError('The stub source refuses the token "rejected"');
   },
 
-  sync({ config: raw, credentials, cursor, signal, expectTotal }) {
-    const config = { fail_after: null, ...raw } as StubConfig;
-    const previous = cursor as { entity_count: number; revision: number; seed: number } | null;
-    // A cursor from another seed or folder shape describes other entities: start over.
-    const incremental = previous !== null && previous.seed === config.seed;
+  sync({ config, credentials: given, tokens, cursor: previous, resuming, checkpoint, signal, expectTotal }) {
+    // A cursor from another seed describes other entities: start over.
+    const sameEntities = previous !== null && previous.seed === config.seed;
+    const resumeFrom = sameEntities && resuming && previous.resume_from !== undefined ? previous.resume_from : null;
     return {
-      complete: !incremental,
+      complete: !sameEntities,
       nextCursor: () => ({ entity_count: config.entity_count, revision: config.revision, seed: config.seed }),
       items: (async function* (): AsyncGenerator<SourceItem> {
-        if (credentials.token === 'revoked') throw new CredentialsRejectedError('The stub source no longer accepts this token');
-        if (!incremental) expectTotal?.(fullRunSize(config));
+        // An OAuth connection's token is fetched (and so refreshed when due) as a real source's would be.
+        const token = given?.token ?? (tokens ? await tokens.accessToken() : null);
+        if (token === 'revoked') throw new CredentialsRejectedError('The stub source no longer accepts this token');
+        if (!sameEntities) expectTotal?.(fullRunSize(config));
         const emitted = new Set<string>();
+        if (resumeFrom !== null) {
+          // Folders of the entities before the checkpoint were yielded (and committed) before it.
+          for (let i = 0; i < Math.min(resumeFrom, config.entity_count); i += FANOUT) for (const crumb of breadcrumbsOf(i, config.hierarchy_depth)) emitted.add(crumb.entityId);
+        }
         const folders = function* (i: number) {
           for (const crumb of breadcrumbsOf(i, config.hierarchy_depth)) {
             if (emitted.has(crumb.entityId)) continue;
@@ -155,12 +194,14 @@ const connector: Connector = {
           signal.throwIfAborted();
           if (config.fail_after !== null && i >= config.fail_after) throw new Error(`Stub source failed after ${config.fail_after} entities`);
           if (config.delay_ms > 0) await sleep(config.delay_ms, undefined, { signal });
-          const changed = !incremental || i >= previous.entity_count || (i % 10 === 0 && previous.revision !== config.revision);
-          if (!incremental) yield* folders(i);
-          else if (changed && i >= previous.entity_count) yield* folders(i);
-          if (changed) yield stubEntity(i, config);
+          const revised = previous !== null && i % 10 === 0 && previous.revision !== config.revision;
+          // Resumed: everything after the checkpoint is yielded, before it only what changed since.
+          const added = !sameEntities || (resumeFrom !== null ? i >= resumeFrom : i >= previous.entity_count);
+          if (added) yield* folders(i);
+          if (added || revised) yield stubEntity(i, config);
+          if ((i + 1) % CHECKPOINT_EVERY === 0) checkpoint({ entity_count: config.entity_count, revision: config.revision, seed: config.seed, resume_from: i + 1 });
         }
-        if (incremental) {
+        if (sameEntities) {
           for (let i = config.entity_count; i < previous.entity_count; i++) yield { delete: `stub-${i}` };
         }
       })(),

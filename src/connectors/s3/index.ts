@@ -4,7 +4,7 @@ import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, 
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import type { WebClient } from '../../platform/http/web-client.js';
 import { S3Client, S3RequestError, type BucketTarget, type ListedObject } from './s3-client.js';
-import type { SigningKeys } from './sigv4.js';
+import type { SigningKeys } from '../../platform/object-storage/sigv4.js';
 
 /**
  * `s3`: the objects of a bucket (under a prefix) on AWS S3 or an S3-compatible store (MinIO,

@@ -3,7 +3,7 @@ import { XMLParser } from 'fast-xml-parser';
 import type { Logger } from '../../platform/logger.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import type { WebClient } from '../../platform/http/web-client.js';
-import { signedGetHeaders, uriEncode, type SigningKeys } from './sigv4.js';
+import { signedHeaders, uriEncode, type SigningKeys } from '../../platform/object-storage/sigv4.js';
 
 /**
  * The two S3 REST operations the source needs — ListObjectsV2 (`GET /?list-type=2`, paged by
@@ -130,7 +130,7 @@ export class S3Client {
       let response: Awaited<ReturnType<WebClient['get']>>;
       let body: Buffer | null;
       try {
-        const headers = { ...signedGetHeaders(url, this.keys, this.target.region, new Date()), 'user-agent': 'Catchment' };
+        const headers = { ...signedHeaders({ method: 'GET', url, keys: this.keys, region: this.target.region, now: new Date() }), 'user-agent': 'Catchment' };
         response = await webClient.get(url.href, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
         body = await readCapped(response, maxBytes);
       } catch (error) {

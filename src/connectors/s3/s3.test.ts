@@ -7,8 +7,8 @@ import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
 import connector, { bucketTarget, readConfig } from './index.js';
 import { S3Client } from './s3-client.js';
-import { canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature, signedGetHeaders } from './sigv4.js';
-import { TestS3Server } from './test-s3-server.js';
+import { canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature, signedHeaders } from '../../platform/object-storage/sigv4.js';
+import { TestS3Server } from '../../../test/support/s3-server.js';
 
 const KEY_ID = 'AKIACATCHMENTTEST';
 const SECRET = 'wJalrXUtnFEMI-catchment-test-secret-0042';
@@ -29,7 +29,7 @@ describe('AWS Signature Version 4', () => {
     const headers = { host: 'examplebucket.s3.amazonaws.com', range: 'bytes=0-9', 'x-amz-content-sha256': EMPTY_PAYLOAD_SHA256, 'x-amz-date': '20130524T000000Z' };
     const canonical = canonicalRequestText({ method: 'GET', path: '/test.txt', query: '', headers, payloadHash: EMPTY_PAYLOAD_SHA256 });
     expect(signature(secret, '20130524T000000Z', 'us-east-1', 's3', canonical)).toBe('f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41');
-    const sent = signedGetHeaders(new URL('https://examplebucket.s3.amazonaws.com/test.txt'), { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: secret }, 'us-east-1', new Date('2013-05-24T00:00:00Z'), { range: 'bytes=0-9' });
+    const sent = signedHeaders({ method: 'GET', url: new URL('https://examplebucket.s3.amazonaws.com/test.txt'), keys: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: secret }, region: 'us-east-1', now: new Date('2013-05-24T00:00:00Z'), extra: { range: 'bytes=0-9' } });
     expect(sent.authorization).toBe(
       'AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41',
     );

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALGORITHM, canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature } from './sigv4.js';
+import { ALGORITHM, canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature } from '../../src/platform/object-storage/sigv4.js';
 
 /**
  * Test helper: a local HTTP server speaking the S3 REST API, path style, as the Amazon S3 API

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 
 /**
- * AWS Signature Version 4 for S3 requests without a body, in the Authorization header, as the S3
+ * AWS Signature Version 4 for S3 requests, in the Authorization header, as the S3
  * API reference describes it ("Signature Calculations for the Authorization Header: Transferring
  * Payload in a Single Chunk"): a canonical request (method, URI, sorted query, signed headers,
  * payload hash), a string to sign over its SHA-256 with the date and credential scope, and an
@@ -72,16 +72,33 @@ export function signature(secretAccessKey: string, amzDate: string, region: stri
 
 export const amzDateOf = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 
+/** The SHA-256 of a request body, hex, as `x-amz-content-sha256` carries it. */
+export const payloadSha256 = (body: Buffer | string) => createHash('sha256').update(body).digest('hex');
+
+export interface SigningRequest {
+  method: string;
+  /** Path and query already encoded as they are sent. */
+  url: URL;
+  keys: SigningKeys;
+  region: string;
+  now: Date;
+  /** The body's SHA-256 (payloadSha256); the empty payload's by default. */
+  payloadHash?: string;
+  /** More headers to sign and send (content-type, content-md5…). */
+  extra?: Record<string, string>;
+}
+
 /**
- * The headers of a signed GET of `url` (path and query already encoded as they are sent): host,
- * x-amz-date, x-amz-content-sha256 (of the empty payload), the session token if any, Authorization.
+ * The headers of a signed request: host, x-amz-date, x-amz-content-sha256, the session token if any,
+ * the extra headers, and Authorization. Used by the s3 source (GET) and the raw data store on object
+ * storage (PUT, GET, DELETE, POST ?delete).
  */
-export function signedGetHeaders(url: URL, keys: SigningKeys, region: string, now: Date, extra: Record<string, string> = {}): Record<string, string> {
+export function signedHeaders({ method, url, keys, region, now, payloadHash = EMPTY_PAYLOAD_SHA256, extra = {} }: SigningRequest): Record<string, string> {
   const amzDate = amzDateOf(now);
-  const signed: Record<string, string> = { host: url.host, 'x-amz-content-sha256': EMPTY_PAYLOAD_SHA256, 'x-amz-date': amzDate, ...extra };
+  const signed: Record<string, string> = { host: url.host, 'x-amz-content-sha256': payloadHash, 'x-amz-date': amzDate, ...Object.fromEntries(Object.entries(extra).map(([name, value]) => [name.toLowerCase(), value])) };
   if (keys.sessionToken) signed['x-amz-security-token'] = keys.sessionToken;
   const query = canonicalQuery([...url.searchParams.entries()]);
-  const canonical = canonicalRequestText({ method: 'GET', path: url.pathname, query, headers: signed, payloadHash: EMPTY_PAYLOAD_SHA256 });
+  const canonical = canonicalRequestText({ method, path: url.pathname, query, headers: signed, payloadHash });
   const credential = `${keys.accessKeyId}/${amzDate.slice(0, 8)}/${region}/s3/aws4_request`;
   const authorization = `${ALGORITHM} Credential=${credential}, SignedHeaders=${signedHeaderNames(signed)}, Signature=${signature(keys.secretAccessKey, amzDate, region, 's3', canonical)}`;
   // The client sets Host from the URL itself.

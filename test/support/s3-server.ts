@@ -1,15 +1,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALGORITHM, canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature } from '../../src/platform/object-storage/sigv4.js';
+import { ALGORITHM, canonicalQuery, canonicalRequestText, payloadSha256, signature } from '../../src/platform/object-storage/sigv4.js';
 
 /**
  * Test helper: a local HTTP server speaking the S3 REST API, path style, as the Amazon S3 API
- * Reference documents it:
+ * Reference documents it (the s3 source reads it; the raw data store on object storage also writes):
  * - ListObjectsV2, `GET /<bucket>?list-type=2&prefix=&max-keys=&continuation-token=`, answering a
  *   `ListBucketResult` (Name, Prefix, KeyCount, MaxKeys, IsTruncated, Contents{Key, LastModified,
  *   ETag, Size, StorageClass}, ContinuationToken, NextContinuationToken) — docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html
  * - GetObject, `GET /<bucket>/<key>`, with Content-Type, ETag and Last-Modified — API_GetObject.html
+ * - PutObject `PUT /<bucket>/<key>` and DeleteObject `DELETE /<bucket>/<key>` (204 whether or not the key
+ *   existed) — API_PutObject.html, API_DeleteObject.html; DeleteObjects `POST /<bucket>?delete`
+ * - every payload's SHA-256 checked against x-amz-content-sha256 (XAmzContentSHA256Mismatch)
  * - errors as `<Error><Code/><Message/><Resource/><RequestId/></Error>` with the documented codes and
  *   statuses (InvalidAccessKeyId 403, SignatureDoesNotMatch 403, NoSuchBucket 404, NoSuchKey 404,
  *   SlowDown 503) — ErrorResponses.html
@@ -35,6 +38,7 @@ export interface RecordedRequest {
 }
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const unescapeXml = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
 const etagOf = (body: Buffer) => `"${createHash('md5').update(body).digest('hex')}"`;
 const REGION = 'us-east-1';
 
@@ -59,10 +63,14 @@ export class TestS3Server {
 
   async start(): Promise<this> {
     this.server = createServer((request, response) => {
-      const url = new URL(request.url!, 'http://fake');
-      const answer = this.answer(request, url);
-      this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: answer.status, code: answer.code, at: Date.now(), authorization: request.headers.authorization });
-      response.writeHead(answer.status, answer.headers).end(answer.body);
+      const parts: Buffer[] = [];
+      request.on('data', (part: Buffer) => parts.push(part));
+      request.on('end', () => {
+        const url = new URL(request.url!, 'http://fake');
+        const answer = this.answer(request, url, Buffer.concat(parts));
+        this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: answer.status, code: answer.code, at: Date.now(), authorization: request.headers.authorization });
+        response.writeHead(answer.status, answer.headers).end(answer.body);
+      });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -74,7 +82,7 @@ export class TestS3Server {
     this.server?.closeAllConnections();
   }
 
-  private answer(request: IncomingMessage, url: URL): { status: number; headers: Record<string, string>; body: Buffer | string; code: string | null } {
+  private answer(request: IncomingMessage, url: URL, payload: Buffer): { status: number; headers: Record<string, string>; body: Buffer | string; code: string | null } {
     const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) => ({
       status,
       code,
@@ -84,18 +92,29 @@ export class TestS3Server {
     const interruption = this.interruptions.shift();
     if (interruption) return error(interruption.status, interruption.code, 'Please reduce your request rate.', interruption.retryAfter ? { 'retry-after': interruption.retryAfter } : {});
 
-    const refusal = this.authenticate(request);
+    const refusal = this.authenticate(request, payload);
     if (refusal) return error(403, refusal.code, refusal.message);
-    if (request.method !== 'GET') return error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
 
     const [, bucketName = '', ...rest] = url.pathname.split('/');
     const bucket = this.buckets.get(decodeURIComponent(bucketName));
     if (!bucket) return error(404, 'NoSuchBucket', 'The specified bucket does not exist');
-    if (rest.length === 0 || (rest.length === 1 && rest[0] === '')) {
+    const key = decodeURIComponent(rest.join('/'));
+    if (key === '') {
+      if (request.method === 'POST' && url.searchParams.has('delete')) return this.deleteObjects(request, bucket, payload, error);
+      if (request.method !== 'GET') return error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
       if (url.searchParams.get('list-type') !== '2') return error(400, 'InvalidArgument', 'Only ListObjectsV2 is served here');
       return { status: 200, code: null, headers: { 'content-type': 'application/xml' }, body: this.list(decodeURIComponent(bucketName), bucket, url.searchParams) };
     }
-    const object = bucket.get(decodeURIComponent(rest.join('/')));
+    if (request.method === 'PUT') {
+      this.put(decodeURIComponent(bucketName), key, payload, String(request.headers['content-type'] ?? 'binary/octet-stream'));
+      return { status: 200, code: null, headers: { etag: etagOf(payload) }, body: '' };
+    }
+    if (request.method === 'DELETE') {
+      bucket.delete(key);
+      return { status: 204, code: null, headers: {}, body: '' };
+    }
+    if (request.method !== 'GET') return error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
+    const object = bucket.get(key);
     if (!object) return error(404, 'NoSuchKey', 'The specified key does not exist.');
     return { status: 200, code: null, headers: { 'content-type': object.contentType, etag: etagOf(object.body), 'last-modified': object.lastModified.toUTCString(), 'content-length': String(object.body.length) }, body: object.body };
   }
@@ -120,8 +139,20 @@ export class TestS3Server {
     return `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>${escapeXml(name)}</Name><Prefix>${escapeXml(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${contents}${continued}${next}</ListBucketResult>`;
   }
 
+  /**
+   * DeleteObjects: a `<Delete>` body of up to 1,000 `<Object><Key>` entries, with Content-MD5 (the API
+   * refuses the request without it); quiet mode answers only the failures — API_DeleteObjects.html.
+   */
+  private deleteObjects(request: IncomingMessage, bucket: Map<string, StoredObject>, payload: Buffer, error: (status: number, code: string, message: string) => { status: number; code: string; headers: Record<string, string>; body: string }) {
+    if (request.headers['content-md5'] !== createHash('md5').update(payload).digest('base64')) return error(400, 'InvalidDigest', 'The Content-MD5 you specified was invalid.');
+    const keys = [...payload.toString('utf8').matchAll(/<Key>([^<]*)<\/Key>/g)].map((match) => unescapeXml(match[1]!));
+    if (keys.length > 1000) return error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
+    for (const key of keys) bucket.delete(key);
+    return { status: 200, code: null, headers: { 'content-type': 'application/xml' }, body: '<?xml version="1.0" encoding="UTF-8"?>\n<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></DeleteResult>' };
+  }
+
   /** Checks the SigV4 Authorization header against the request as received; the refusal S3 would send, or null. */
-  private authenticate(request: IncomingMessage): { code: string; message: string } | null {
+  private authenticate(request: IncomingMessage, payload: Buffer): { code: string; message: string } | null {
     const header = request.headers.authorization ?? '';
     const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header);
     if (!header.startsWith(ALGORITHM) || !match) return { code: 'AccessDenied', message: 'Access Denied' };
@@ -131,13 +162,17 @@ export class TestS3Server {
     if (region !== REGION) return { code: 'AuthorizationHeaderMalformed', message: `The authorization header is malformed; the region '${region}' is wrong; expecting '${REGION}'` };
     const amzDate = String(request.headers['x-amz-date'] ?? '');
     const names = signedHeaders.split(';');
-    if (!amzDate.startsWith(day) || !names.includes('host') || !names.includes('x-amz-date') || request.headers['x-amz-content-sha256'] !== EMPTY_PAYLOAD_SHA256) {
+    if (!amzDate.startsWith(day) || !names.includes('host') || !names.includes('x-amz-date') || !names.includes('x-amz-content-sha256')) {
       return { code: 'AccessDenied', message: 'Access Denied' };
+    }
+    const payloadHash = payloadSha256(payload);
+    if (request.headers['x-amz-content-sha256'] !== payloadHash) {
+      return { code: 'XAmzContentSHA256Mismatch', message: "The provided 'x-amz-content-sha256' header does not match what was computed." };
     }
     const [rawPath, rawQuery = ''] = request.url!.split('?') as [string, string?];
     const query = rawQuery ? rawQuery.split('&').map((pair) => pair.split('=').map((part) => decodeURIComponent(part)) as [string, string]) : [];
     const headers = Object.fromEntries(names.map((name) => [name, String(request.headers[name] ?? '')]));
-    const canonical = canonicalRequestText({ method: request.method!, path: rawPath, query: canonicalQuery(query.map(([name, value = '']) => [name, value])), headers, payloadHash: EMPTY_PAYLOAD_SHA256 });
+    const canonical = canonicalRequestText({ method: request.method!, path: rawPath, query: canonicalQuery(query.map(([name, value = '']) => [name, value])), headers, payloadHash });
     const expected = Buffer.from(signature(secret, amzDate, region, 's3', canonical));
     if (!timingSafeEqual(expected, Buffer.from(given))) return { code: 'SignatureDoesNotMatch', message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' };
     return null;

@@ -22,7 +22,8 @@ import { SyncService } from './modules/sync/sync.service.js';
 import { DEFAULT_DELIVERY_OPTIONS, WebhookDeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { deliverySchedule } from './modules/webhooks/retry-schedule.js';
 import { WebhookOutbox, WebhookService } from './modules/webhooks/webhook.service.js';
-import { FileBlobStore, type BlobStore } from './platform/blobs/blob-store.js';
+import type { BlobStore } from './platform/blobs/blob-store.js';
+import { createBlobStore } from './platform/blobs/create-blob-store.js';
 import { createEmbedder } from './platform/embeddings/create-embedder.js';
 import { createReranker } from './platform/rerank/create-reranker.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
@@ -176,7 +177,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       services,
       queue,
       secretBox,
-      blobs: new FileBlobStore(config.dataDir),
+      blobs: createBlobStore(config),
       entityStore,
       connectorEnvironment,
       metrics,

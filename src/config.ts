@@ -71,6 +71,13 @@ const corsOrigins: Parser<readonly string[] | '*'> = (raw, name) => {
   return origins;
 };
 
+/** `s3://<bucket>` or `s3://<bucket>/<prefix>`: the bucket named as S3 allows (3 to 63 lower-case letters, digits, '.', '-'). */
+const objectStoreUrl: Parser<{ bucket: string; prefix: string }> = (raw, name) => {
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw.trim());
+  if (!match) throw new ConfigError(`${name} must be s3://<bucket> or s3://<bucket>/<prefix>, got "${raw}"`);
+  return { bucket: match[1]!, prefix: (match[2] ?? '').replace(/^\/+|\/+$/g, '') };
+};
+
 const base64Key: Parser<Buffer> = (raw, name) => {
   const key = Buffer.from(raw, 'base64');
   if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes encoded as base64 (openssl rand -base64 32)`);
@@ -101,6 +108,25 @@ export const settings = {
     parse: (raw: string) => path.resolve(raw),
     description: 'Machine-wide cache of derived files, such as the built-in model converted to a fast binary form (built once, then shared).',
   },
+  rawStoreUrl: {
+    env: 'CATCHMENT_RAW_STORE_URL',
+    parse: objectStoreUrl,
+    description:
+      'Where the raw data store keeps every synced entity and file (for `replay_from_arf`, re-embedding and deletes): `s3://<bucket>/<prefix>` on S3-compatible object storage, shared by API and worker processes on different hosts. Unset: files under the data directory.',
+  },
+  rawStoreEndpoint: {
+    env: 'CATCHMENT_RAW_STORE_ENDPOINT',
+    parse: url('http:', 'https:'),
+    description: 'With an `s3://` raw store: the S3 API endpoint, e.g. `http://minio:9000` or `https://<account>.r2.cloudflarestorage.com`. Unset: AWS S3 in `CATCHMENT_RAW_STORE_REGION`.',
+  },
+  rawStoreRegion: { env: 'CATCHMENT_RAW_STORE_REGION', default: 'us-east-1', parse: text, description: 'With an `s3://` raw store: the region requests are signed for (SigV4).' },
+  rawStorePathStyle: {
+    env: 'CATCHMENT_RAW_STORE_PATH_STYLE',
+    parse: boolean,
+    description: 'With an `s3://` raw store: address the bucket in the path (`endpoint/bucket/key`) rather than the host name (`bucket.endpoint/key`). Unset: path style when an endpoint is set (MinIO, Ceph), host style on AWS.',
+  },
+  rawStoreAccessKeyId: { env: 'CATCHMENT_RAW_STORE_ACCESS_KEY_ID', parse: text, description: 'With an `s3://` raw store: the access key id (required).' },
+  rawStoreSecretAccessKey: { env: 'CATCHMENT_RAW_STORE_SECRET_ACCESS_KEY', parse: text, description: 'With an `s3://` raw store: the secret access key (required; never logged).' },
   databaseUrl: {
     env: 'DATABASE_URL',
     parse: url('postgres:', 'postgresql:'),
@@ -463,6 +489,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = pa
   for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
     const raw = merged[setting.env];
     config[key] = raw === undefined || raw === '' ? setting.default : setting.parse(raw, setting.env);
+  }
+  if (config.rawStoreUrl !== undefined && (config.rawStoreAccessKeyId === undefined || config.rawStoreSecretAccessKey === undefined)) {
+    throw new ConfigError(`${settings.rawStoreAccessKeyId.env} and ${settings.rawStoreSecretAccessKey.env} are required when ${settings.rawStoreUrl.env} is set`);
   }
   if (config.embedder === 'openai') {
     for (const key of ['embeddingUrl', 'embeddingModel', 'embeddingDimensions'] as const) {

@@ -4,8 +4,10 @@ import { access, lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import picomatch from 'picomatch';
+import { z } from 'zod';
 import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type Breadcrumb, type Connector, type ConnectorEnvironment, type SourceEntity, type SourceItem, type SyncContext } from '../connector.js';
+import { nonBlankString } from '../contract/schemas.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 
 /**
@@ -19,57 +21,44 @@ import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction
  * SHA-256 is the same. Runs are always `complete` (see `sync`).
  */
 
-interface FolderConfig {
-  path: string;
-  include: string[];
-  exclude: string[];
-  max_file_bytes: number;
-}
-
 const DEFAULT_INCLUDE = ['**/*'];
 const DEFAULT_EXCLUDE = ['**/node_modules/**', '**/.git/**', '**/.hg/**', '**/.svn/**', '**/__pycache__/**', '**/.DS_Store', '**/Thumbs.db'];
 const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
 
+const config = z.strictObject({
+  path: nonBlankString().meta({ title: 'Folder path', description: 'Absolute path of a folder inside one of the roots the operator allows (CATCHMENT_LOCAL_FOLDER_ROOTS).' }),
+  include: z
+    .array(z.string())
+    .default(DEFAULT_INCLUDE)
+    .meta({ title: 'Include globs', description: 'Files to read, as globs on the path relative to the folder (dot files included; a pattern without "/" matches the file name at any depth).' }),
+  exclude: z.array(z.string()).default(DEFAULT_EXCLUDE).meta({ title: 'Exclude globs', description: 'Files and folders to skip, as globs on the path relative to the folder; an excluded folder is not entered.' }),
+  max_file_bytes: z.int().min(1).default(DEFAULT_MAX_FILE_BYTES).meta({ title: 'Largest file read (bytes)', description: 'Larger files are skipped.' }),
+});
+
+type FolderConfig = z.infer<typeof config>;
+
 /** What the last successful run saw of one file. `indexed` is false for files read but not made searchable (binary, unparsable). */
-interface FileState {
-  mtimeMs: number;
-  ctimeMs: number;
-  size: number;
-  sha256: string;
-  indexed: boolean;
-}
+const fileState = z.object({ mtimeMs: z.number(), ctimeMs: z.number(), size: z.number(), sha256: z.string(), indexed: z.boolean() });
 
-interface FolderCursor {
-  version: typeof CURSOR_VERSION;
+type FileState = z.infer<typeof fileState>;
+
+const cursor = z.object({
+  version: z.literal(1),
   /** EXTRACTION_VERSION of the run: other text for the same bytes means every file is read again. */
-  extraction: number;
+  extraction: z.number(),
   /** Real path of the folder: a cursor of another folder says nothing about this one. */
-  root: string;
+  root: z.string(),
   /** By relative path. */
-  files: Record<string, FileState>;
+  files: z.record(z.string(), fileState),
   /** Relative paths of the folder entities the run yielded. */
-  folders: string[];
-}
+  folders: z.array(z.string()),
+});
 
-const CURSOR_VERSION = 1;
+export type FolderCursor = z.infer<typeof cursor>;
 
 /** The previous run's cursor when it describes this folder with this extraction, else null (a full read). */
-function usableCursor(cursor: Record<string, unknown> | null, root: string): FolderCursor | null {
-  if (!cursor || cursor.version !== CURSOR_VERSION || cursor.extraction !== EXTRACTION_VERSION || cursor.root !== root) return null;
-  if (typeof cursor.files !== 'object' || cursor.files === null || !Array.isArray(cursor.folders)) return null;
-  return cursor as unknown as FolderCursor;
-}
-
-const strings = (value: unknown, fallback: string[]) => (Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : fallback);
-
-/** Config with defaults (the platform applies them already; this keeps direct callers and old rows safe). */
-function readConfig(raw: Record<string, unknown>): FolderConfig {
-  return {
-    path: typeof raw.path === 'string' ? raw.path : '',
-    include: strings(raw.include, DEFAULT_INCLUDE),
-    exclude: strings(raw.exclude, DEFAULT_EXCLUDE),
-    max_file_bytes: typeof raw.max_file_bytes === 'number' && raw.max_file_bytes > 0 ? raw.max_file_bytes : DEFAULT_MAX_FILE_BYTES,
-  };
+function usableCursor(previous: FolderCursor | null, root: string): FolderCursor | null {
+  return previous && previous.extraction === EXTRACTION_VERSION && previous.root === root ? previous : null;
 }
 
 /** `candidate` is `root` or below it (both real, absolute paths). Works for the filesystem root too. */
@@ -158,37 +147,14 @@ async function readRegularFile(file: string, limit: number): Promise<{ bytes: Bu
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const dateOrNull = (ms: number) => (ms > 0 ? new Date(ms) : null); // filesystems without birth times report 0
 
-const connector: Connector = {
+const connector: Connector<FolderConfig, null, FolderCursor> = {
   shortName: 'local_folder',
   name: 'Local folder',
   description:
     'A folder on the server, inside the roots the operator allows: Markdown, plain text, HTML, PDF, DOCX and source code, with folders as breadcrumbs. Incremental by modification time and content hash; files removed from the folder are removed from the collection.',
-  authMethods: ['direct'],
-  authFields: null,
-  configFields: [
-    { name: 'path', title: 'Folder path', description: 'Absolute path of a folder inside one of the roots the operator allows (CATCHMENT_LOCAL_FOLDER_ROOTS).', type: 'string', required: true, isSecret: false },
-    {
-      name: 'include',
-      title: 'Include globs',
-      description: 'Files to read, as globs on the path relative to the folder (dot files included; a pattern without "/" matches the file name at any depth).',
-      type: 'array',
-      itemsType: 'string',
-      required: false,
-      isSecret: false,
-      default: DEFAULT_INCLUDE,
-    },
-    {
-      name: 'exclude',
-      title: 'Exclude globs',
-      description: 'Files and folders to skip, as globs on the path relative to the folder; an excluded folder is not entered.',
-      type: 'array',
-      itemsType: 'string',
-      required: false,
-      isSecret: false,
-      default: DEFAULT_EXCLUDE,
-    },
-    { name: 'max_file_bytes', title: 'Largest file read (bytes)', description: 'Larger files are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULT_MAX_FILE_BYTES, minimum: 1 },
-  ],
+  auth: { kind: 'none' },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -196,8 +162,7 @@ const connector: Connector = {
   outputEntityDefinitions: ['LocalFolderEntity', 'LocalFileEntity'],
   credentialTargets: () => [],
 
-  async validate({ config: raw }, environment) {
-    const config = readConfig(raw);
+  async validate({ config }, environment) {
     matcher('include', config.include);
     matcher('exclude', config.exclude);
     await resolveRoot(config.path, environment);
@@ -213,13 +178,12 @@ const connector: Connector = {
    * Incremental runs also yield explicit `delete` markers for cursor entries that are gone;
    * they are redundant with the sweep but make the stream say what happened.
    */
-  sync({ config: raw, cursor, signal, logger, expectTotal, reportSkipped }, environment) {
-    const config = readConfig(raw);
-    const next: FolderCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, root: '', files: {}, folders: [] };
+  sync({ config, cursor: previous, signal, logger, expectTotal, reportSkipped }, environment) {
+    const next: FolderCursor = { version: 1, extraction: EXTRACTION_VERSION, root: '', files: {}, folders: [] };
     return {
       complete: true,
-      nextCursor: () => next as unknown as Record<string, unknown>,
-      items: stopWhenAborted(walkFolder(config, cursor, next, signal, logger, environment, { expectTotal, reportSkipped }), signal),
+      nextCursor: () => next,
+      items: stopWhenAborted(walkFolder(config, previous, next, signal, logger, environment, { expectTotal, reportSkipped }), signal),
     };
   },
 };
@@ -277,7 +241,7 @@ function skipDetail({ err, size }: { err?: unknown; size?: number }): { detail?:
 
 async function* walkFolder(
   config: FolderConfig,
-  cursor: Record<string, unknown> | null,
+  cursor: FolderCursor | null,
   next: FolderCursor,
   signal: AbortSignal,
   logger: Logger,

@@ -6,8 +6,9 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type SourceEntity, type SourceItem, type SourceRun } from '../connector.js';
 import { docxWith, pdfWith } from '../text-extraction/test-fixtures.js';
-import connector from './index.js';
-import { connectorEnvironment } from '../connector-testing.js';
+import connector, { type FolderCursor } from './index.js';
+import { connectionContext, connectorEnvironment, parsedConfig } from '../connector-testing.js';
+import { describeSchema, parseConfig, parseCursor } from '../contract/schemas.js';
 
 /** A logger that keeps debug and info records, so skipped files and the summary can be checked. */
 function recordingLogger() {
@@ -26,7 +27,6 @@ function recordingLogger() {
   return { logger: logger as unknown as Logger, debug, info };
 }
 
-const DEFAULTS = Object.fromEntries(connector.configFields.filter((field) => field.default !== undefined).map((field) => [field.name, field.default]));
 
 let roots: string[];
 let root: string; // the allowed root (real path)
@@ -35,9 +35,9 @@ let docs: string;
 
 const environment = () => connectorEnvironment(roots);
 
-function start(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, signal = new AbortController().signal) {
+function start(config: Record<string, unknown>, cursor: FolderCursor | null = null, signal = new AbortController().signal) {
   const { logger, debug, info } = recordingLogger();
-  const run = connector.sync({ config: { ...DEFAULTS, ...config }, credentials: {}, cursor, signal, logger }, environment());
+  const run = connector.sync({ ...connectionContext(connector, { config, signal }), logger, cursor, resuming: false, checkpoint: () => {} }, environment());
   return { run, debug, info };
 }
 
@@ -47,7 +47,7 @@ async function drain(run: SourceRun): Promise<SourceItem[]> {
   return items;
 }
 
-async function sync(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
+async function sync(config: Record<string, unknown>, cursor: FolderCursor | null = null) {
   const { run, debug, info } = start(config, cursor);
   const items = await drain(run);
   return {
@@ -63,7 +63,7 @@ async function sync(config: Record<string, unknown>, cursor: Record<string, unkn
 }
 
 const validate = (config: Record<string, unknown>, localFolderRoots = roots) =>
-  connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger: recordingLogger().logger }, connectorEnvironment(localFolderRoots));
+  connector.validate(connectionContext(connector, { config }), connectorEnvironment(localFolderRoots));
 
 async function configError(promise: Promise<unknown>): Promise<SourceConfigError> {
   const error = await promise.then(
@@ -111,9 +111,9 @@ afterEach(() => {
 
 describe('local_folder catalog entry', () => {
   test('needs no credentials and says what it reads', () => {
-    expect(connector).toMatchObject({ shortName: 'local_folder', authMethods: ['direct'], authFields: null, supportsContinuous: true, federatedSearch: false });
-    expect(DEFAULTS).toEqual({ include: ['**/*'], exclude: expect.arrayContaining(['**/node_modules/**', '**/.git/**']), max_file_bytes: 20 * 1024 * 1024 });
-    expect(connector.configFields.find((field) => field.name === 'path')).toMatchObject({ type: 'string', required: true });
+    expect(connector).toMatchObject({ shortName: 'local_folder', auth: { kind: 'none' }, supportsContinuous: true, federatedSearch: false });
+    expect(parsedConfig(connector, { path: '/data' })).toEqual({ path: '/data', include: ['**/*'], exclude: expect.arrayContaining(['**/node_modules/**', '**/.git/**']), max_file_bytes: 20 * 1024 * 1024 });
+    expect(describeSchema(connector.config).fields.find((field) => field.name === 'path')).toMatchObject({ type: 'string', required: true });
   });
 });
 
@@ -152,7 +152,7 @@ describe('local_folder validate', () => {
     expect((await configError(validate({ path: path.join(docs, 'missing') }))).message).toMatch(/does not exist/);
     expect((await configError(validate({ path: path.join(docs, 'readme.md') }))).message).toMatch(/not a folder/);
     expect((await configError(validate({ path: 'docs' }))).message).toMatch(/absolute/);
-    expect((await configError(validate({ path: '' }))).field).toBe('path');
+    expect(parseConfig(connector, { path: ' ' }).issues).toEqual([expect.objectContaining({ loc: ['config', 'path'], type: 'string_too_short' })]);
   });
 
   test('with no allowed roots the source is disabled, naming the setting', async () => {
@@ -235,7 +235,7 @@ describe('local_folder sync', () => {
     const markdown = await sync({ path: docs, include: ['*.md', 'guides/*.ts'] });
     expect(markdown.entities.map((entity) => entity.entityId)).toEqual(['.hidden.md', 'guides', 'guides/tool.ts', 'readme.md']);
 
-    const noGuides = await sync({ path: docs, exclude: [...(DEFAULTS.exclude as string[]), 'guides/**', '.*'] });
+    const noGuides = await sync({ path: docs, exclude: [...parsedConfig(connector, { path: docs }).exclude, 'guides/**', '.*'] });
     expect(noGuides.entities.map((entity) => entity.entityId)).toEqual(['alias.txt', 'readme.md']);
 
     const deepOnly = await sync({ path: docs, include: ['guides/deep/**'] });
@@ -320,7 +320,9 @@ describe('local_folder sync', () => {
     expect(other.deletes).toEqual([]);
     expect(other.entities.map((entity) => entity.entityId)).toEqual(['deep', 'deep/report.pdf', 'minutes.docx', 'setup.txt', 'tool.ts']);
 
-    const legacy = await sync({ path: docs }, { 'readme.md': { mtimeMs: 1, size: 1, sha256: 'x' } });
+    // The platform parses stored cursors: one of an unknown shape is none.
+    expect(parseCursor(connector, { 'readme.md': { mtimeMs: 1, size: 1, sha256: 'x' } })).toBeNull();
+    const legacy = await sync({ path: docs }, parseCursor(connector, { 'readme.md': { mtimeMs: 1, size: 1, sha256: 'x' } }));
     expect(legacy.keeps).toEqual([]);
     expect(legacy.entities.length).toBe(first.entities.length);
   });

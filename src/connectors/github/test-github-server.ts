@@ -1,0 +1,561 @@
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * Test helper: a local HTTP server speaking GitHub's APIs in the layout of GitHub Enterprise Server
+ * (REST under /api/v3, GraphQL at /api/graphql, OAuth at /login/oauth), with the shapes GitHub
+ * publishes (github/rest-api-description, descriptions/api.github.com, and docs.github.com):
+ * - GET /user (users/get-authenticated), GET /user/repos (repos/list-for-authenticated-user) and
+ *   GET /repos/{owner}/{repo} (repos/get): `full-repository` fields (owner, private, visibility,
+ *   html_url, default_branch, has_discussions…);
+ * - GET /repos/{owner}/{repo}/issues (issues/list-for-repo: state open|closed|all, default open;
+ *   sort created|updated; direction; since = updated at or after; pull requests listed among issues
+ *   with a `pull_request` object) and /issues/{number} (issues/get);
+ * - GET /repos/{owner}/{repo}/issues/comments (issues/list-comments-for-repo) and /pulls/comments
+ *   (pulls/list-review-comments-for-repo): sort, direction, since;
+ * - GET /repos/{owner}/{repo}/pulls/{number}/reviews (pulls/list-reviews), /releases
+ *   (repos/list-releases, newest first), /git/trees/{sha or ref}?recursive=1 (git/get-tree; 409
+ *   "Git Repository is empty."), /git/blobs/{sha} (git/get-blob: base64 JSON, or the raw bytes for
+ *   Accept: application/vnd.github.raw+json); blob shas are git's (sha1 of "blob <size>\0<bytes>");
+ * - paging by `page`/`per_page` (at most 100) with a `Link` header (rel next/prev/first/last)
+ *   (docs.github.com/rest/using-the-rest-api/using-pagination-in-the-rest-api);
+ * - `Authorization: Bearer <token>` or `token <token>`; otherwise 401 {"message":"Bad credentials",
+ *   "documentation_url", "status"} (docs.github.com/rest/authentication/authenticating-to-the-rest-api);
+ * - x-ratelimit-limit/-remaining/-used/-reset/-resource on every answer, and on demand the primary
+ *   limit's 403 (x-ratelimit-remaining: 0) or a secondary limit's 403/429 with Retry-After
+ *   (docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api);
+ * - POST /api/graphql: the `repository.discussions` connection (first/after, orderBy UPDATED_AT
+ *   DESC, pageInfo) of docs.github.com/graphql/guides/using-the-graphql-api-for-discussions, with a
+ *   NOT_FOUND error for an unknown repository; it reads the operation's variables, not its text;
+ * - POST /login/oauth/access_token (authorizing-oauth-apps): client_id and client_secret in the
+ *   form, authorization_code (redirect_uri, PKCE code_verifier for an S256 code_challenge) and
+ *   refresh_token grants; the answer form-encoded unless Accept: application/json, and errors
+ *   (bad_verification_code, incorrect_client_credentials, bad_refresh_token) with status 200
+ *   (troubleshooting-oauth-app-access-token-request-errors).
+ */
+
+export interface FakeIssue {
+  id: number;
+  number: number;
+  title: string;
+  body: string;
+  user: string;
+  state: 'open' | 'closed';
+  labels: string[];
+  pull: boolean;
+  created_at: string;
+  updated_at: string;
+}
+export interface FakeComment {
+  id: number;
+  number: number;
+  body: string;
+  user: string;
+  created_at: string;
+  updated_at: string;
+}
+export interface FakeReviewComment extends FakeComment {
+  path: string;
+}
+export interface FakeReview {
+  id: number;
+  user: string;
+  body: string;
+  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'PENDING';
+  submitted_at: string;
+}
+export interface FakeRelease {
+  id: number;
+  tag_name: string;
+  name: string;
+  body: string;
+  created_at: string;
+}
+export interface FakeDiscussion {
+  id: string;
+  number: number;
+  title: string;
+  body: string;
+  user: string;
+  comments: { user: string; body: string }[];
+  created_at: string;
+  updated_at: string;
+}
+export interface FakeRepository {
+  id: number;
+  owner: string;
+  name: string;
+  private: boolean;
+  description: string;
+  default_branch: string;
+  has_discussions: boolean;
+  created_at: string;
+  issues: FakeIssue[];
+  comments: FakeComment[];
+  reviewComments: FakeReviewComment[];
+  /** By pull request number. */
+  reviews: Map<number, FakeReview[]>;
+  releases: FakeRelease[];
+  files: Map<string, Buffer>;
+  discussions: FakeDiscussion[];
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the /api/v3 prefix (REST), or /api/graphql, /login/oauth/access_token. */
+  path: string;
+  query: URLSearchParams;
+  status: number;
+  authorization: string | undefined;
+  accept: string | undefined;
+  apiVersion: string | undefined;
+  /** GraphQL variables, for POST /api/graphql. */
+  variables?: Record<string, unknown>;
+}
+
+/** An answer given instead of the next matching request: a rate limit (primary or secondary) or a server error. */
+export interface Interruption {
+  status: 403 | 429 | 500 | 502;
+  retryAfter?: string;
+  /** Primary rate limit: x-ratelimit-remaining 0 and a reset time. */
+  exhausted?: boolean;
+  /** Only requests whose path matches; every request when absent. */
+  path?: RegExp;
+  /** How many requests it answers (default 1). */
+  times?: number;
+}
+
+export const gitBlobSha = (bytes: Buffer) => createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
+const MAX_PER_PAGE = 100;
+const REST = '/api/v3';
+
+export class TestGitHubServer {
+  readonly repositories = new Map<string, FakeRepository>();
+  /** Access tokens the API accepts (personal access tokens and those the token endpoint issued). */
+  readonly tokens = new Set<string>();
+  /** OAuth apps: client id → client secret. */
+  readonly oauthApps = new Map<string, string>();
+  /** Authorization codes given out by the (absent) authorize page, as its redirect would carry them. */
+  readonly codes = new Map<string, { clientId: string; redirectUri: string; codeChallenge?: string }>();
+  /** Refresh tokens issued (GitHub Apps with expiring user tokens) → client id. */
+  readonly refreshTokens = new Map<string, string>();
+  readonly requests: RecordedRequest[] = [];
+  readonly interruptions: Interruption[] = [];
+  /** Most items a page holds, whatever per_page asks (GitHub's cap is 100; tests lower it to page small lists). */
+  maxPerPage = MAX_PER_PAGE;
+  private clock = Date.UTC(2025, 0, 1, 12, 0, 0);
+  private nextId = 1000;
+  private issued = 0;
+  private server: Server | null = null;
+  url = '';
+
+  /** The next second of the fake's clock, as GitHub writes times (to the second, UTC). */
+  tick(): string {
+    this.clock += 1000;
+    return new Date(this.clock).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  id(): number {
+    return this.nextId++;
+  }
+
+  get apiUrl(): string {
+    return `${this.url}${REST}`;
+  }
+
+  addRepository(fullName: string, options: Partial<Pick<FakeRepository, 'private' | 'description' | 'has_discussions' | 'default_branch'>> = {}): FakeRepository {
+    const [owner, name] = fullName.split('/') as [string, string];
+    const repository: FakeRepository = {
+      id: this.id(),
+      owner,
+      name,
+      private: options.private ?? false,
+      description: options.description ?? `The ${name} repository`,
+      default_branch: options.default_branch ?? 'main',
+      has_discussions: options.has_discussions ?? true,
+      created_at: this.tick(),
+      issues: [],
+      comments: [],
+      reviewComments: [],
+      reviews: new Map(),
+      releases: [],
+      files: new Map(),
+      discussions: [],
+    };
+    this.repositories.set(fullName, repository);
+    return repository;
+  }
+
+  addIssue(repository: FakeRepository, fields: Partial<FakeIssue> & { title: string }): FakeIssue {
+    const at = this.tick();
+    const issue: FakeIssue = { id: this.id(), number: repository.issues.length + 1, body: '', user: 'octocat', state: 'open', labels: [], pull: false, created_at: at, updated_at: at, ...fields };
+    repository.issues.push(issue);
+    return issue;
+  }
+
+  /** A comment on an issue or pull request, which (as on GitHub) updates the issue too. */
+  addComment(repository: FakeRepository, issue: FakeIssue, body: string, user = 'hubot'): FakeComment {
+    const at = this.tick();
+    const comment = { id: this.id(), number: issue.number, body, user, created_at: at, updated_at: at };
+    repository.comments.push(comment);
+    issue.updated_at = at;
+    return comment;
+  }
+
+  addReviewComment(repository: FakeRepository, pull: FakeIssue, path: string, body: string, user = 'hubot'): FakeReviewComment {
+    const at = this.tick();
+    const comment = { id: this.id(), number: pull.number, path, body, user, created_at: at, updated_at: at };
+    repository.reviewComments.push(comment);
+    pull.updated_at = at;
+    return comment;
+  }
+
+  addReview(repository: FakeRepository, pull: FakeIssue, state: FakeReview['state'], body: string, user = 'monalisa'): FakeReview {
+    const at = this.tick();
+    const review = { id: this.id(), user, body, state, submitted_at: at };
+    repository.reviews.set(pull.number, [...(repository.reviews.get(pull.number) ?? []), review]);
+    pull.updated_at = at;
+    return review;
+  }
+
+  addRelease(repository: FakeRepository, tag: string, name: string, body: string): FakeRelease {
+    const release = { id: this.id(), tag_name: tag, name, body, created_at: this.tick() };
+    repository.releases.push(release);
+    return release;
+  }
+
+  addDiscussion(repository: FakeRepository, title: string, body: string, comments: { user: string; body: string }[] = []): FakeDiscussion {
+    const at = this.tick();
+    const discussion = { id: `D_${this.id()}`, number: repository.issues.length + repository.discussions.length + 100, title, body, user: 'octocat', comments, created_at: at, updated_at: at };
+    repository.discussions.push(discussion);
+    return discussion;
+  }
+
+  /** Edits an item and moves its update time on, as GitHub does. */
+  edit<T extends { updated_at: string }>(item: T, change: Partial<T>): T {
+    return Object.assign(item, change, { updated_at: this.tick() });
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error: Error) => {
+        response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ message: error.message }));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = null;
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.url);
+    const body = await readBody(request);
+    const record: RecordedRequest = {
+      method: request.method ?? 'GET',
+      path: url.pathname.startsWith(`${REST}/`) ? url.pathname.slice(REST.length) : url.pathname,
+      query: url.searchParams,
+      status: 0,
+      authorization: request.headers.authorization,
+      accept: request.headers.accept,
+      apiVersion: request.headers['x-github-api-version'] as string | undefined,
+    };
+    this.requests.push(record);
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      record.status = status;
+      const text = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload);
+      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+      response.end(text);
+    };
+
+    if (record.path === '/login/oauth/access_token' && record.method === 'POST') return this.tokenEndpoint(request, body, send);
+
+    const resource = record.path === '/api/graphql' ? 'graphql' : 'core';
+    const limits = (remaining: number) => ({
+      'x-ratelimit-limit': '5000',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-used': String(5000 - remaining),
+      'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3600),
+      'x-ratelimit-resource': resource,
+    });
+    const token = /^(?:Bearer|token) (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (!token || !this.tokens.has(token)) {
+      return send(401, { message: 'Bad credentials', documentation_url: resource === 'graphql' ? 'https://docs.github.com/graphql' : 'https://docs.github.com/rest', status: '401' });
+    }
+    const interruption = this.interruptions.find((candidate) => !candidate.path || candidate.path.test(record.path));
+    if (interruption) {
+      if ((interruption.times ?? 1) <= 1) this.interruptions.splice(this.interruptions.indexOf(interruption), 1);
+      else interruption.times = interruption.times! - 1;
+      if (interruption.status >= 500) return send(interruption.status, { message: 'Server Error' });
+      const message = interruption.exhausted ? 'API rate limit exceeded for user ID 1.' : 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+      return send(interruption.status, { message, documentation_url: 'https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api', status: String(interruption.status) }, {
+        ...limits(interruption.exhausted ? 0 : 4000),
+        ...(interruption.retryAfter ? { 'retry-after': interruption.retryAfter } : {}),
+      });
+    }
+    const headers = limits(4999 - (this.requests.length % 1000));
+
+    if (resource === 'graphql') {
+      const { variables = {} } = JSON.parse(body.toString('utf8') || '{}') as { variables?: Record<string, unknown> };
+      record.variables = variables;
+      return send(200, this.discussions(variables), headers);
+    }
+    const answer = this.rest(record, url, request.headers.accept ?? '');
+    if (!answer) return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' }, headers);
+    if ('list' in answer) {
+      const perPage = Math.min(this.maxPerPage, Number(url.searchParams.get('per_page') ?? 30) || 30);
+      const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
+      const last = Math.max(1, Math.ceil(answer.list.length / perPage));
+      const link = (n: number) => {
+        const target = new URL(url);
+        target.searchParams.set('page', String(n));
+        return `<${target.href}>`;
+      };
+      const links = [
+        ...(page < last ? [`${link(page + 1)}; rel="next"`, `${link(last)}; rel="last"`] : []),
+        ...(page > 1 ? [`${link(1)}; rel="first"`, `${link(page - 1)}; rel="prev"`] : []),
+      ];
+      return send(200, answer.list.slice((page - 1) * perPage, page * perPage), { ...headers, ...(links.length ? { link: links.join(', ') } : {}) });
+    }
+    if ('raw' in answer) return send(200, answer.raw, { ...headers, 'content-type': 'application/vnd.github.raw+json' });
+    return send(answer.status ?? 200, answer.json, headers);
+  }
+
+  private rest(record: RecordedRequest, url: URL, accept: string): { list: unknown[] } | { json: unknown; status?: number } | { raw: Buffer } | null {
+    const query = url.searchParams;
+    if (record.path === '/user') return { json: { login: 'octocat', id: 1, type: 'User', html_url: `${this.url}/octocat` } };
+    if (record.path === '/user/repos') return { list: [...this.repositories.values()].sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`)).map((repository) => this.repositoryJson(repository)) };
+    const match = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(record.path);
+    const repository = match && this.repositories.get(`${match[1]}/${match[2]}`);
+    if (!match || !repository) return null;
+    const rest = match[3] ?? '';
+    const base = `${this.url}/${repository.owner}/${repository.name}`;
+    const apiBase = `${this.apiUrl}/repos/${repository.owner}/${repository.name}`;
+    const since = query.get('since') ? Date.parse(query.get('since')!) : null;
+    const updatedOrder = <T extends { created_at: string; updated_at: string }>(items: T[]) => {
+      const key = query.get('sort') === 'updated' ? 'updated_at' : 'created_at';
+      const sorted = items.filter((item) => since === null || Date.parse(item.updated_at) >= since).sort((a, b) => Date.parse(a[key]) - Date.parse(b[key]));
+      // Issues default to newest first; the comment listings to oldest first.
+      const direction = query.get('direction') ?? (record.path.endsWith('/comments') ? 'asc' : 'desc');
+      return direction === 'desc' ? sorted.reverse() : sorted;
+    };
+    const issueJson = (issue: FakeIssue) => ({
+      id: issue.id,
+      number: issue.number,
+      title: issue.title,
+      body: issue.body,
+      state: issue.state,
+      html_url: `${base}/${issue.pull ? 'pull' : 'issues'}/${issue.number}`,
+      user: { login: issue.user },
+      labels: issue.labels.map((name) => ({ name })),
+      assignees: [],
+      comments: repository.comments.filter((comment) => comment.number === issue.number).length,
+      ...(issue.pull ? { pull_request: { url: `${apiBase}/pulls/${issue.number}`, html_url: `${base}/pull/${issue.number}`, merged_at: null }, draft: false } : {}),
+      created_at: issue.created_at,
+      updated_at: issue.updated_at,
+      closed_at: issue.state === 'closed' ? issue.updated_at : null,
+    });
+    const issueByNumber = (number: number) => repository.issues.find((issue) => issue.number === number);
+
+    if (rest === '') return { json: this.repositoryJson(repository) };
+    if (rest === '/issues') {
+      const state = query.get('state') ?? 'open';
+      return { list: updatedOrder(repository.issues.filter((issue) => state === 'all' || issue.state === state)).map(issueJson) };
+    }
+    let found = /^\/issues\/(\d+)$/.exec(rest);
+    if (found) {
+      const issue = issueByNumber(Number(found[1]));
+      return issue ? { json: issueJson(issue) } : null;
+    }
+    if (rest === '/issues/comments') {
+      return {
+        list: updatedOrder(repository.comments).map((comment) => ({
+          id: comment.id,
+          body: comment.body,
+          user: { login: comment.user },
+          html_url: `${base}/${issueByNumber(comment.number)?.pull ? 'pull' : 'issues'}/${comment.number}#issuecomment-${comment.id}`,
+          issue_url: `${apiBase}/issues/${comment.number}`,
+          created_at: comment.created_at,
+          updated_at: comment.updated_at,
+        })),
+      };
+    }
+    if (rest === '/pulls/comments') {
+      return {
+        list: updatedOrder(repository.reviewComments).map((comment) => ({
+          id: comment.id,
+          body: comment.body,
+          path: comment.path,
+          line: 1,
+          diff_hunk: '@@ -1 +1 @@',
+          user: { login: comment.user },
+          html_url: `${base}/pull/${comment.number}#discussion_r${comment.id}`,
+          pull_request_url: `${apiBase}/pulls/${comment.number}`,
+          created_at: comment.created_at,
+          updated_at: comment.updated_at,
+        })),
+      };
+    }
+    found = /^\/pulls\/(\d+)\/reviews$/.exec(rest);
+    if (found) {
+      const number = Number(found[1]);
+      if (!issueByNumber(number)?.pull) return null;
+      return {
+        list: (repository.reviews.get(number) ?? []).map((review) => ({
+          id: review.id,
+          user: { login: review.user },
+          body: review.body,
+          state: review.state,
+          html_url: `${base}/pull/${number}#pullrequestreview-${review.id}`,
+          commit_id: 'a'.repeat(40),
+          ...(review.state === 'PENDING' ? {} : { submitted_at: review.submitted_at }),
+        })),
+      };
+    }
+    if (rest === '/releases') {
+      return {
+        list: [...repository.releases].reverse().map((release) => ({
+          id: release.id,
+          tag_name: release.tag_name,
+          name: release.name,
+          body: release.body,
+          draft: false,
+          prerelease: false,
+          html_url: `${base}/releases/tag/${release.tag_name}`,
+          author: { login: 'octocat' },
+          created_at: release.created_at,
+          published_at: release.created_at,
+        })),
+      };
+    }
+    found = /^\/git\/trees\/(.+)$/.exec(rest);
+    if (found) {
+      if (decodeURIComponent(found[1]!) !== repository.default_branch) return null;
+      if (!repository.files.size) return { json: { message: 'Git Repository is empty.', documentation_url: 'https://docs.github.com/rest/git/trees#get-a-tree', status: '409' }, status: 409 };
+      return { json: this.treeJson(repository, apiBase, query.has('recursive')) };
+    }
+    found = /^\/git\/blobs\/([0-9a-f]{40})$/.exec(rest);
+    if (found) {
+      const bytes = [...repository.files.values()].find((candidate) => gitBlobSha(candidate) === found![1]);
+      if (!bytes) return null;
+      if (accept.includes('application/vnd.github.raw')) return { raw: bytes };
+      return { json: { sha: found[1], size: bytes.length, url: `${apiBase}/git/blobs/${found[1]}`, content: bytes.toString('base64'), encoding: 'base64' } };
+    }
+    return null;
+  }
+
+  private repositoryJson(repository: FakeRepository) {
+    const fullName = `${repository.owner}/${repository.name}`;
+    return {
+      id: repository.id,
+      name: repository.name,
+      full_name: fullName,
+      owner: { login: repository.owner, html_url: `${this.url}/${repository.owner}` },
+      private: repository.private,
+      visibility: repository.private ? 'private' : 'public',
+      html_url: `${this.url}/${fullName}`,
+      description: repository.description,
+      default_branch: repository.default_branch,
+      language: 'TypeScript',
+      topics: ['search'],
+      archived: false,
+      fork: false,
+      has_issues: true,
+      has_discussions: repository.has_discussions,
+      stargazers_count: 3,
+      created_at: repository.created_at,
+      updated_at: repository.created_at,
+    };
+  }
+
+  private treeJson(repository: FakeRepository, apiBase: string, recursive: boolean) {
+    const entries = new Map<string, { path: string; mode: string; type: string; sha: string; size?: number; url: string }>();
+    for (const [filePath, bytes] of repository.files) {
+      const parts = filePath.split('/');
+      if (!recursive && parts.length > 1) continue;
+      parts.slice(0, -1).forEach((_, index) => {
+        const folder = parts.slice(0, index + 1).join('/');
+        entries.set(folder, { path: folder, mode: '040000', type: 'tree', sha: createHash('sha1').update(folder).digest('hex'), url: `${apiBase}/git/trees/${folder}` });
+      });
+      const sha = gitBlobSha(bytes);
+      entries.set(filePath, { path: filePath, mode: '100644', type: 'blob', sha, size: bytes.length, url: `${apiBase}/git/blobs/${sha}` });
+    }
+    const tree = [...entries.values()].sort((a, b) => a.path.localeCompare(b.path));
+    return { sha: createHash('sha1').update(JSON.stringify(tree)).digest('hex'), url: `${apiBase}/git/trees/${repository.default_branch}`, tree, truncated: false };
+  }
+
+  private discussions(variables: Record<string, unknown>) {
+    const repository = this.repositories.get(`${variables.owner}/${variables.name}`);
+    if (!repository) {
+      return { data: { repository: null }, errors: [{ type: 'NOT_FOUND', path: ['repository'], locations: [{ line: 2, column: 3 }], message: `Could not resolve to a Repository with the name '${variables.owner}/${variables.name}'.` }] };
+    }
+    const ordered = [...repository.discussions].sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
+    const start = typeof variables.after === 'string' ? Number(Buffer.from(variables.after, 'base64').toString('utf8').replace('cursor:', '')) : 0;
+    const first = Math.min(100, Number(variables.first ?? 10));
+    const nodes = ordered.slice(start, start + first);
+    const cursorOf = (index: number) => Buffer.from(`cursor:${index}`).toString('base64');
+    return {
+      data: {
+        repository: {
+          discussions: {
+            pageInfo: { hasNextPage: start + first < ordered.length, endCursor: nodes.length ? cursorOf(start + nodes.length) : null },
+            nodes: nodes.map((discussion) => ({
+              id: discussion.id,
+              number: discussion.number,
+              title: discussion.title,
+              body: discussion.body,
+              url: `${this.url}/${repository.owner}/${repository.name}/discussions/${discussion.number}`,
+              createdAt: discussion.created_at,
+              updatedAt: discussion.updated_at,
+              author: { login: discussion.user },
+              category: { name: 'General' },
+              comments: { totalCount: discussion.comments.length, nodes: discussion.comments.map((comment) => ({ body: comment.body, createdAt: discussion.created_at, author: { login: comment.user } })) },
+            })),
+          },
+        },
+      },
+    };
+  }
+
+  private tokenEndpoint(request: IncomingMessage, body: Buffer, send: (status: number, payload: unknown, headers?: Record<string, string>) => void) {
+    const form = new URLSearchParams(body.toString('utf8'));
+    const json = (request.headers.accept ?? '').includes('application/json');
+    const answer = (fields: Record<string, string | number>) =>
+      json ? send(200, fields) : send(200, new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, String(value)])).toString(), { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' });
+    const refuse = (error: string, description: string) => answer({ error, error_description: description, error_uri: `https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#${error}` });
+    const clientId = form.get('client_id') ?? '';
+    if (!this.oauthApps.has(clientId) || this.oauthApps.get(clientId) !== form.get('client_secret')) return refuse('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.');
+    const issue = () => {
+      const accessToken = `gho_${++this.issued}${createHash('sha1').update(String(this.issued)).digest('hex').slice(0, 20)}`;
+      this.tokens.add(accessToken);
+      return accessToken;
+    };
+    if (form.get('grant_type') === 'refresh_token') {
+      const refreshToken = form.get('refresh_token') ?? '';
+      if (this.refreshTokens.get(refreshToken) !== clientId) return refuse('bad_refresh_token', 'The refresh token passed is incorrect or expired.');
+      this.refreshTokens.delete(refreshToken);
+      const rotated = `ghr_${++this.issued}`;
+      this.refreshTokens.set(rotated, clientId);
+      return answer({ access_token: issue(), expires_in: 28800, refresh_token: rotated, refresh_token_expires_in: 15811200, scope: '', token_type: 'bearer' });
+    }
+    const code = this.codes.get(form.get('code') ?? '');
+    const verifier = form.get('code_verifier');
+    const challengeMet = !code?.codeChallenge || (verifier !== null && createHash('sha256').update(verifier).digest('base64url') === code.codeChallenge);
+    if (!code || code.clientId !== clientId || !challengeMet) return refuse('bad_verification_code', 'The code passed is incorrect or expired.');
+    if (form.get('redirect_uri') && form.get('redirect_uri') !== code.redirectUri) return refuse('redirect_uri_mismatch', 'The redirect_uri MUST match the registered callback URL for this application.');
+    this.codes.delete(form.get('code')!);
+    answer({ access_token: issue(), scope: 'repo,read:org,read:discussion', token_type: 'bearer' });
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}

@@ -6,6 +6,10 @@ import { runRefusal, type ConnectorEnvironment } from './connectors/connector.js
 import { loadConnectors } from './connectors/registry.js';
 import { WebClient } from './platform/http/web-client.js';
 import { ConnectionsOfCollections } from './modules/connections/collection-connections.js';
+import { OAuthCallbackAddress } from './modules/connections/oauth/callback-address.js';
+import { OAuthCallback } from './modules/connections/oauth/oauth-callback.js';
+import { OperatorOAuthApps } from './modules/connections/oauth/operator-apps.js';
+import { OAuthSignIns } from './modules/connections/oauth/sign-in.js';
 import { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import { FederatedSources } from './modules/search/federated-sources.js';
 import { DocumentReader } from './modules/search/document-reader.js';
@@ -69,6 +73,8 @@ export interface Core {
   connectorEnvironment: ConnectorEnvironment;
   /** This process's Prometheus metrics. */
   metrics: Metrics;
+  /** Where OAuth providers send users back (told the listening address once the server listens). */
+  oauthCallbackAddress: OAuthCallbackAddress;
   /** Opened on first use: API-only processes never load the index. */
   vectors(): Promise<VectorIndex>;
   /** Opened on first use: API-only processes never load the model. */
@@ -127,7 +133,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       ).then((opened) => measuredEmbedder(opened, metrics)));
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub, new WebhookOutbox());
-    const sources = new SourceService(await loadConnectors());
+    const operatorApps = new OperatorOAuthApps(database.orm, secretBox);
+    const sources = new SourceService(await loadConnectors(), operatorApps);
     const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => runRefusal(sources.connector(connection.shortName), connection.config));
     const push = new PushBatchService(database.orm, sources, sync, logger);
     sync.onJobFinished((job) => push.jobFinished(job));
@@ -137,7 +144,25 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       localFolderRoots: config.localFolderRoots,
       webClient: new WebClient({ allowPrivateNetworks: config.sourcesAllowPrivateNetworks }),
     };
-    const connections = new SourceConnectionService(database.orm, sources, sync, entityStore, events, queue, secretBox, connectorEnvironment, logger, config.scheduleMinIntervalSeconds);
+    const oauthCallbackAddress = new OAuthCallbackAddress(config.publicUrl);
+    const signIns = new OAuthSignIns(database.orm, secretBox, operatorApps, oauthCallbackAddress);
+    const allowPrivateNetworks = config.sourcesAllowPrivateNetworks;
+    const connections = new SourceConnectionService({
+      orm: database.orm,
+      sources,
+      sync,
+      entityStore,
+      events,
+      queue,
+      secretBox,
+      environment: connectorEnvironment,
+      allowPrivateNetworks,
+      operatorApps,
+      signIns,
+      logger,
+      scheduleMinIntervalSeconds: config.scheduleMinIntervalSeconds,
+    });
+    const oauthCallback = new OAuthCallback({ orm: database.orm, secretBox, sources, signIns, operatorApps, events, sync, allowPrivateNetworks, logger });
     const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, queue, () => connections));
     const search = new SearchService({
       orm: database.orm,
@@ -158,6 +183,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       collectionEntities: new CollectionEntities(database.orm, collections),
       sources,
       connections,
+      oauthCallback,
+      operatorApps,
       sync,
       push,
       reembed: new CollectionReembedding({ orm: database.orm, sources, sync, entities: entityStore, collections, vectors: openVectors, embedding: info }),
@@ -181,6 +208,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       entityStore,
       connectorEnvironment,
       metrics,
+      oauthCallbackAddress,
       vectors: openVectors,
       embedder: openEmbedder,
       close: async () => {
@@ -302,6 +330,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
   let httpStop: (() => Promise<void>) | null = null;
   try {
     const bootstrap = await core.services.organizations.bootstrap(config.bootstrapApiKey);
+    if (config.oauthClientsFile) logger.info({ sources: await core.services.operatorApps.load(config.oauthClientsFile) }, 'operator OAuth apps registered from the clients file');
     worker = roles.worker ? await startWorker(core) : null;
     if (!roles.api) {
       const listening = config.workerMetricsPort === undefined ? null : await listen(workerHttpApp(core.metrics, metricsAccess(config)), { ...config, port: config.workerMetricsPort });
@@ -338,6 +367,7 @@ export async function startServer(config: Config, logger: Logger, roles: Roles =
     });
     httpStop = () => http.stop();
     const { server, url } = await listen(http.app, config);
+    core.oauthCallbackAddress.listeningOn(url);
     logger.info({ url, deployment: isEmbedded(config) ? 'embedded' : 'servers', worker: roles.worker }, 'listening');
     return {
       core,

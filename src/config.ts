@@ -397,6 +397,18 @@ export const settings = {
     description:
       'Web, RSS and S3 sources (and git over http) may read private-network and loopback addresses (an intranet). Set `false` where the organizations using the service should not reach its network. Link-local addresses (cloud metadata endpoints) are always refused. Checked on every connection, redirects included.',
   },
+  publicUrl: {
+    env: 'CATCHMENT_PUBLIC_URL',
+    parse: (raw: string, name: string) => url('http:', 'https:')(raw.replace(/\/+$/, ''), name),
+    description:
+      'The address browsers reach the service at (e.g. `https://catchment.example.com`, a path prefix allowed). OAuth providers send users back to `<it>/oauth/callback`: register that as the redirect URI of your OAuth apps. Unset: the address the server listens on.',
+  },
+  oauthClientsFile: {
+    env: 'CATCHMENT_OAUTH_CLIENTS_FILE',
+    parse: (raw: string) => path.resolve(raw),
+    description:
+      'A JSON file of operator OAuth apps, `{"<short_name>": {"client_id": "…", "client_secret": "…"}}`, registered at each start (replacing those of the same sources; secrets sealed in the database), so users sign in with `oauth_browser` without an app of their own. See also `catchment oauth-apps`.',
+  },
   localFolderRoots: {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',
     default: [] as string[],

@@ -2,6 +2,8 @@ import type { AuthService } from './modules/organizations/auth.service.js';
 import type { OrganizationService } from './modules/organizations/organization.service.js';
 import type { CollectionEntities } from './modules/collections/collection-entities.js';
 import type { CollectionService } from './modules/collections/collection.service.js';
+import type { OAuthCallback } from './modules/connections/oauth/oauth-callback.js';
+import type { OperatorOAuthApps } from './modules/connections/oauth/operator-apps.js';
 import type { SourceConnectionService } from './modules/connections/source-connection.service.js';
 import type { DocumentReader } from './modules/search/document-reader.js';
 import type { SearchService } from './modules/search/search.service.js';
@@ -23,6 +25,10 @@ export interface Services {
   collectionEntities: CollectionEntities;
   sources: SourceService;
   connections: SourceConnectionService;
+  /** The end of browser sign-ins (GET /oauth/callback). */
+  oauthCallback: OAuthCallback;
+  /** The OAuth apps the operator registered per source (CLI, clients file). */
+  operatorApps: OperatorOAuthApps;
   sync: SyncService;
   /** Batches of entities sent to push connections. */
   push: PushBatchService;

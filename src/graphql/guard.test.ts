@@ -16,6 +16,7 @@ describe('rateLimitFamilyOfPath', () => {
     '/collections/{readable_id}/search/agentic/stream': 'search',
     '/source-connections': 'source_connections',
     '/source-connections/{source_connection_id}': 'source_connections',
+    '/source-connections/{source_connection_id}/authorize': 'source_connections',
     '/source-connections/{source_connection_id}/run': 'source_connections',
     '/source-connections/{source_connection_id}/jobs': 'source_connections',
     '/source-connections/{source_connection_id}/jobs/{job_id}/cancel': 'source_connections',

@@ -14,6 +14,8 @@ import type { Metrics } from '../platform/metrics/metrics.js';
 import { browserPagesRouter } from './browser-pages.js';
 import { consoleRouter } from './console.js';
 import { graphqlEndpoints } from './graphql-endpoints.js';
+import { oauthCallbackRouter } from './oauth-callback-route.js';
+import { OAUTH_CALLBACK_PATH } from '../modules/connections/oauth/callback-address.js';
 import { mcpEndpoint } from '../mcp/http.js';
 import { createMcpServer } from '../mcp/server.js';
 
@@ -47,7 +49,7 @@ export interface HttpApp {
 
 /**
  * The HTTP surface, by request phase: request id, access log and metrics → CORS → health and /metrics → public documents and
- * browser pages (the web console at /, GraphiQL, Swagger UI) → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
+ * browser pages (the web console at /, GraphiQL, Swagger UI) → the OAuth callback → body parsing → credentials → MCP → GraphQL (SSE stream, then Apollo) → REST facade.
  */
 export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const { services, logger } = options;
@@ -57,7 +59,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   let draining = false;
 
   app.use(requestLog(logger));
-  app.use(httpMetrics(options.metrics, options.openapi, ['/', '/healthz', '/readyz', '/metrics', ...Object.values(PATHS)]));
+  app.use(httpMetrics(options.metrics, options.openapi, ['/', '/healthz', '/readyz', '/metrics', OAUTH_CALLBACK_PATH, ...Object.values(PATHS)]));
   app.use((_req, res, next) => {
     if (draining) res.setHeader('Connection', 'close');
     next();
@@ -87,6 +89,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
   app.use(consoleRouter());
   app.use(browserPagesRouter({ graphqlPath: PATHS.graphql, streamPath: PATHS.stream, openapiJsonPath: PATHS.openapiJson, docsPath: PATHS.docs }));
+
+  // Before credentials: the provider sends the browser back without any; the sign-in's state authenticates it.
+  app.use(oauthCallbackRouter(services.oauthCallback, logger));
 
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
   app.use(authenticate(services.auth));

@@ -17,7 +17,7 @@ const SYNC_CONFIG = `
 const CONNECTION_FIELDS = `
   fragment ConnectionFields on SourceConnection {
     id organizationId name description shortName readableCollectionId status createdAt modifiedAt isAuthenticated authMethod
-    auth { method authenticated authenticatedAt expiresAt }
+    auth { method authenticated authenticatedAt expiresAt authUrl authUrlExpires redirectUrl providerReadableId }
     config
     schedule { cron nextRun continuous cursorValue }
     sync { totalRuns successfulRuns failedRuns lastJob { ...JobFields } }
@@ -120,6 +120,12 @@ export const connectionOperations: Record<string, RestOperation> = {
     inputLocation: 'path',
     variables: (request) => ({ id: connectionId(request) }),
     respond: (data) => connectionToRest(data.deleteSourceConnection),
+  },
+  authorizeSourceConnection: {
+    document: `mutation ($id: ID!, $input: SourceConnectionAuthorizeInput) { authorizeSourceConnection(id: $id, input: $input) { ...ConnectionFields } } ${CONNECTION_FIELDS}`,
+    inputLocation: 'body',
+    variables: (request) => ({ id: connectionId(request), input: body(request) }),
+    respond: (data) => connectionToRest(data.authorizeSourceConnection),
   },
   listSourceConnectionJobs: {
     document: `query ($id: ID!, $limit: Int!) { syncJobs(sourceConnectionId: $id, limit: $limit) { ...JobFields } } ${JOB_FIELDS}`,

@@ -8,7 +8,7 @@ import type { SyncJobView } from '../sync/sync-job.view.js';
 import { FINISHED_JOB_STATUSES } from '../sync/sync-job.entity.js';
 import { jobProgressTopic } from '../sync/sync.service.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { SourceConnection, SourceConnectionCreateInput, SourceConnectionUpdateInput } from './source-connection.types.js';
+import { SourceConnection, SourceConnectionAuthorizeInput, SourceConnectionCreateInput, SourceConnectionUpdateInput } from './source-connection.types.js';
 
 const read: GuardRule = { family: 'source_connections', role: 'member' };
 const write: GuardRule = { family: 'source_connections', role: 'member' };
@@ -33,7 +33,10 @@ export class SourceConnectionResolver {
     return ctx.services.connections.get(principalOf(ctx), id);
   }
 
-  @Mutation(() => SourceConnection)
+  @Mutation(() => SourceConnection, {
+    description:
+      'Direct and oauth_token connections are checked with the source and exist authenticated at once. A browser sign-in (oauth_browser, oauth_byoc) returns the connection pending_auth with auth.authUrl: send the user there; the provider returns them to /oauth/callback, which authenticates the connection, fires source_connection.auth_completed, starts the first sync (unless syncImmediately is false) and sends the browser to redirectUrl.',
+  })
   @UseMiddleware(Guard(write))
   createSourceConnection(@Ctx() ctx: GraphQLContext, @Arg('input', () => SourceConnectionCreateInput) input: SourceConnectionCreateInput) {
     return ctx.services.connections.create(principalOf(ctx), input);
@@ -46,6 +49,19 @@ export class SourceConnectionResolver {
   @UseMiddleware(Guard(write))
   updateSourceConnection(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string, @Arg('input', () => SourceConnectionUpdateInput) input: SourceConnectionUpdateInput) {
     return ctx.services.connections.update(principalOf(ctx), id, input);
+  }
+
+  @Mutation(() => SourceConnection, {
+    description:
+      "A fresh sign-in for a browser sign-in connection that never finished or needs re-authentication: the answer's auth.authUrl (valid 10 minutes) replaces any earlier one. Needs the admin role or higher (FORBIDDEN otherwise).",
+  })
+  @UseMiddleware(Guard(write))
+  authorizeSourceConnection(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => SourceConnectionAuthorizeInput, { nullable: true }) input: SourceConnectionAuthorizeInput | null,
+  ) {
+    return ctx.services.connections.authorize(principalOf(ctx), id, input ?? {});
   }
 
   @Mutation(() => SourceConnection, { description: 'Cancels a running sync (waiting up to 15 s), deletes the connection and its data; returns it as it was.' })

@@ -8,7 +8,15 @@ export class ConnectionAuth {
   @Field({ description: 'direct, oauth_browser, oauth_token, oauth_byoc or auth_provider.' }) method!: string;
   @Field() authenticated!: boolean;
   @Field(() => Date, { nullable: true }) authenticatedAt!: Date | null;
-  @Field(() => Date, { nullable: true }) expiresAt!: Date | null;
+  @Field(() => Date, { nullable: true, description: 'When the OAuth access token expires, when the provider said.' }) expiresAt!: Date | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The provider's sign-in URL to send the user to (browser sign-in): only in the answer of createSourceConnection and authorizeSourceConnection, since its state is kept hashed.",
+  })
+  authUrl!: string | null;
+  @Field(() => Date, { nullable: true, description: 'Until when the sign-in under way can complete (10 minutes after it started).' }) authUrlExpires!: Date | null;
+  @Field(() => String, { nullable: true, description: 'Where the browser is sent with the outcome of the sign-in under way.' }) redirectUrl!: string | null;
+  @Field(() => String, { nullable: true, description: 'The auth provider of an auth_provider connection.' }) providerReadableId!: string | null;
 }
 
 @ObjectType()
@@ -70,15 +78,22 @@ export class ScheduleInput {
   @Field(() => String, { nullable: true, description: 'Cron expression (UTC); null or empty removes the schedule. Runs must be at least CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS apart (60 by default).' }) cron?: string | null;
 }
 
-@InputType({ description: 'The method is inferred from the fields present: credentials → direct; accessToken → oauth_token; clientId/clientSecret → oauth_byoc; redirectUri → oauth_browser; providerReadableId → auth_provider.' })
+@InputType({
+  description:
+    "The method is inferred from the fields present: credentials → direct; accessToken (refreshToken, expiresAt, optionally the clientId/clientSecret that refresh it) → oauth_token; clientId/clientSecret → oauth_byoc; redirectUri or an empty object → oauth_browser (the operator's OAuth app; BAD_USER_INPUT `byoc_required` when none is registered); providerReadableId → auth_provider. Without it: direct where the source takes it, else oauth_browser.",
+})
 export class AuthenticationInput {
   @Field(() => GraphQLJSONObject, { nullable: true }) credentials?: Record<string, unknown> | null;
   @Field(() => String, { nullable: true }) accessToken?: string | null;
   @Field(() => String, { nullable: true }) refreshToken?: string | null;
   @Field(() => Date, { nullable: true }) expiresAt?: Date | null;
-  @Field(() => String, { nullable: true }) redirectUri?: string | null;
-  @Field(() => String, { nullable: true }) clientId?: string | null;
-  @Field(() => String, { nullable: true }) clientSecret?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: "The redirect_uri given to the provider, for a page of yours that forwards the provider's answer (code and state) to the service's /oauth/callback. Default: <CATCHMENT_PUBLIC_URL>/oauth/callback.",
+  })
+  redirectUri?: string | null;
+  @Field(() => String, { nullable: true, description: 'Your own OAuth app (oauth_byoc); sealed with the connection, never returned.' }) clientId?: string | null;
+  @Field(() => String, { nullable: true, description: 'Secret of your own OAuth app (may be left out for PKCE public clients); sealed, never returned.' }) clientSecret?: string | null;
   @Field(() => String, { nullable: true }) providerReadableId?: string | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) providerConfig?: Record<string, unknown> | null;
 }
@@ -91,7 +106,12 @@ export class SourceConnectionCreateInput {
   @Field(() => String, { nullable: true }) description?: string | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) config?: Record<string, unknown> | null;
   @Field(() => ScheduleInput, { nullable: true }) schedule?: ScheduleInput | null;
-  @Field(() => Boolean, { nullable: true, description: 'Default true: start a sync once created.' }) syncImmediately?: boolean | null;
+  @Field(() => Boolean, { nullable: true, description: 'Default true: start a sync once created, or for a browser sign-in once signed in.' }) syncImmediately?: boolean | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Browser sign-in: where the browser is sent afterwards, with status=success&source_connection_id=… or status=error&error=…&error_description=… in its query. Default: a page of the service.',
+  })
+  redirectUrl?: string | null;
   @Field(() => AuthenticationInput, { nullable: true }) authentication?: AuthenticationInput | null;
   @Field(() => SyncConfigInput, { nullable: true }) syncConfig?: SyncConfigInput | null;
 }
@@ -109,4 +129,13 @@ export class SourceConnectionUpdateInput {
   @Field(() => ScheduleInput, { nullable: true }) schedule?: ScheduleInput | null;
   @Field(() => CredentialsInput, { nullable: true, description: 'Direct authentication only.' }) authentication?: CredentialsInput | null;
   @Field(() => SyncConfigInput, { nullable: true }) syncConfig?: SyncConfigInput | null;
+}
+
+@InputType({ description: 'A new browser sign-in for a connection (oauth_browser or oauth_byoc).' })
+export class SourceConnectionAuthorizeInput {
+  @Field(() => String, { nullable: true, description: 'Where the browser is sent afterwards (see SourceConnectionCreateInput.redirectUrl).' }) redirectUrl?: string | null;
+  @Field(() => String, { nullable: true, description: 'See AuthenticationInput.redirectUri.' }) redirectUri?: string | null;
+  @Field(() => String, { nullable: true, description: 'Another OAuth app of yours (the connection becomes oauth_byoc). Default: the app the connection signed in with.' }) clientId?: string | null;
+  @Field(() => String, { nullable: true }) clientSecret?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Default true: start a sync once signed in.' }) syncImmediately?: boolean | null;
 }

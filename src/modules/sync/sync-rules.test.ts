@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { stubEntity } from '../../connectors/stub/index.js';
-import { connectionStatus } from '../connections/source-connection.service.js';
+import { connectionStatus } from '../connections/connection-views.js';
 import { chunkText } from './chunker.js';
 import { contentHash } from './pipeline.js';
 import { nextRun } from './schedule.js';

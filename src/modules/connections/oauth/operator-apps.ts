@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { Orm } from '../../../platform/db/database.js';
+import type { SecretBox } from '../../../platform/secrets/secrets.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import { OperatorOAuthApp } from './operator-app.entity.js';
+import type { OAuthClient } from './token-endpoint.js';
+
+/** What listings show of an app: never its secret. */
+export interface OperatorAppSummary {
+  short_name: string;
+  client_id: string;
+  has_client_secret: boolean;
+  modified_at: string;
+}
+
+const SHORT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** CATCHMENT_OAUTH_CLIENTS_FILE: `{ "<short_name>": { "client_id": "…", "client_secret": "…" } }`. */
+const clientsFile = z.record(
+  z.string().regex(SHORT_NAME, 'a source short name (lowercase letters, digits, _)'),
+  z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1).nullable().optional() }),
+);
+
+/**
+ * The OAuth apps the operator registered, one per source type, so that the users of an instance sign
+ * in without handling client secrets. Set through the CLI (`catchment oauth-apps set`) or a file read
+ * at start (CATCHMENT_OAUTH_CLIENTS_FILE); either way kept in the database with the secret sealed,
+ * and looked up when needed, so every process sees a rotated secret at once.
+ */
+export class OperatorOAuthApps {
+  constructor(
+    private readonly orm: Orm,
+    private readonly secretBox: SecretBox,
+  ) {}
+
+  async clientFor(shortName: string): Promise<OAuthClient | null> {
+    const row = await this.orm.em.fork().findOne(OperatorOAuthApp, { shortName });
+    if (!row) return null;
+    return { clientId: row.clientId, clientSecret: row.sealedClientSecret === null ? null : this.secretBox.open(row.sealedClientSecret) };
+  }
+
+  async has(shortName: string): Promise<boolean> {
+    return (await this.orm.em.fork().count(OperatorOAuthApp, { shortName })) > 0;
+  }
+
+  /** Registers or replaces the app of `shortName`. */
+  async set(shortName: string, client: OAuthClient): Promise<OperatorAppSummary> {
+    if (!SHORT_NAME.test(shortName)) throw new Error(`"${shortName}" is not a source short name (lowercase letters, digits and _)`);
+    if (client.clientId.trim() === '') throw new Error('The client id is empty');
+    const em = this.orm.em.fork();
+    const sealed = client.clientSecret ? this.secretBox.seal(client.clientSecret) : null;
+    const row = (await em.findOne(OperatorOAuthApp, { shortName })) ?? em.create(OperatorOAuthApp, { shortName, clientId: client.clientId });
+    row.clientId = client.clientId;
+    row.sealedClientSecret = sealed;
+    row.modifiedAt = new Date();
+    await em.flush();
+    return summary(row);
+  }
+
+  async list(): Promise<OperatorAppSummary[]> {
+    return (await this.orm.em.fork().find(OperatorOAuthApp, {}, { orderBy: { shortName: 'asc' } })).map(summary);
+  }
+
+  async remove(shortName: string): Promise<OperatorAppSummary> {
+    const em = this.orm.em.fork();
+    const row = await em.findOne(OperatorOAuthApp, { shortName });
+    if (!row) throw NotFoundError.of('OAuth app', shortName);
+    await em.remove(row).flush();
+    return summary(row);
+  }
+
+  /**
+   * Registers the apps of an operator's clients file (replacing those of the same sources). The
+   * error names the file and what is wrong, never a value from it.
+   */
+  async load(path: string): Promise<string[]> {
+    let parsed: z.infer<typeof clientsFile>;
+    try {
+      parsed = clientsFile.parse(JSON.parse(readFileSync(path, 'utf8')));
+    } catch (error) {
+      // JSON.parse quotes the text around a syntax error, which may be a secret: only the kind of error is said.
+      const reason =
+        error instanceof z.ZodError
+          ? error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')
+          : error instanceof SyntaxError
+            ? 'not JSON'
+            : `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+      throw new OperatorAppsFileError(`CATCHMENT_OAUTH_CLIENTS_FILE ${path} is not a valid clients file: ${reason}`);
+    }
+    for (const [shortName, app] of Object.entries(parsed)) await this.set(shortName, { clientId: app.client_id, clientSecret: app.client_secret ?? null });
+    return Object.keys(parsed);
+  }
+}
+
+/** The operator's clients file cannot be read or parsed: the process does not start. */
+export class OperatorAppsFileError extends Error {
+  override name = 'OperatorAppsFileError';
+}
+
+function summary(row: OperatorOAuthApp): OperatorAppSummary {
+  return { short_name: row.shortName, client_id: row.clientId, has_client_secret: row.sealedClientSecret !== null, modified_at: row.modifiedAt.toISOString() };
+}

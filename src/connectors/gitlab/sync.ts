@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { SourceItem, SourceRun, SyncContext } from '../connector.js';
+import { SourceResponseTooLargeError } from '../contract/http-client.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { GitLabApi, gitlabIssuable, gitlabNote, gitlabProject, gitlabTreeEntry, gitlabWikiPage, projectRef, type GitLabIssuable, type GitLabProject, type IssuableKind } from './api.js';
 import { emptyProjectState, webRoot, type GitLabConfig, type GitLabCredentials, type GitLabCursor, type IssuableCollection, type ProjectState } from './config.js';
@@ -266,8 +267,15 @@ class ProjectRun {
       return;
     }
     const limit = this.context.config.max_file_bytes;
-    const { bytes } = await this.context.http.getBytes(`${this.api.root}${this.base}/repository/blobs/${sha}/raw`, { maxBytes: limit + 1 });
-    if (bytes.length > limit) return skip('larger than max_file_bytes', `more than ${limit} bytes`);
+    // The tree gives no sizes: the download stops at the limit.
+    const bytes = await this.context.http.getBytes(`${this.api.root}${this.base}/repository/blobs/${sha}/raw`, { maxBytes: limit }).then(
+      (answer) => answer.bytes,
+      (error: unknown) => {
+        if (error instanceof SourceResponseTooLargeError) return null;
+        throw error;
+      },
+    );
+    if (!bytes) return skip('larger than max_file_bytes', `more than ${limit} bytes`);
     const extracted = await extractText({ name, bytes }).catch(() => null);
     if (!extracted?.text.trim()) return skip('binary content or no text');
     delete this.state.unindexed[path];

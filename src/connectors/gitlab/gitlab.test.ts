@@ -5,7 +5,7 @@ import { collectRun, connectionContext, connectorEnvironment, parsedConfig, reje
 import type { SourceEntity } from '../connector.js';
 import { CredentialsRejectedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
 import { createSourceHttpClient } from '../contract/http-client.js';
-import { parseConfig } from '../contract/schemas.js';
+import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import type { GitLabCursor } from './config.js';
 import connector from './index.js';
@@ -202,6 +202,23 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     expect(third.deletes).toEqual([]);
   });
 
+  it('finds deleted issues by the project count, and by listing every iid when GitLab gives no count (x-total)', async () => {
+    const first = await run();
+    const mark = server.requests.length;
+    const unchanged = await run({ cursor: first.cursor });
+    expect(unchanged.deletes).toEqual([]);
+    // Counts match what is known: besides the listing by update, one request for the count, no listing of every iid.
+    const toolsIssues = since(mark).filter((request) => request.path === `/api/v4/projects/${tools.id}/issues`);
+    expect(toolsIssues.map((request) => request.query.get('updated_after') ?? request.query.get('per_page'))).toEqual([first.cursor!.projects[tools.id]!.issues.since, '1']);
+
+    server.omitTotals = true;
+    vpn.notes = [];
+    handbook.issues.delete(vpn.iid);
+    const after = await run({ cursor: unchanged.cursor });
+    expect(after.deletes).toEqual([`issue:${handbook.id}:2`]);
+    expect(after.keeps).toEqual(expect.arrayContaining([`issue:${handbook.id}:1`, `issue:${handbook.id}:3`, `issue:${tools.id}:1`]));
+  });
+
   it("honours a 429's Retry-After: the request is sent again after the wait GitLab asked for, and the run is complete", async () => {
     server.interruptions.push({ path: new RegExp(`^/api/v4/projects/${handbook.id}/merge_requests$`), status: 429, retryAfter: '7' });
 
@@ -346,5 +363,19 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     expect(connector.credentialTargets(parsedConfig(connector, { base_url: 'https://git.example.com/gitlab/' }), null)).toEqual(['https://git.example.com']);
     expect(parseConfig(connector, { base_url: 'ftp://git.example.com' }).issues.map((issue) => issue.loc)).toEqual([['config', 'base_url']]);
     expect(parseConfig(connector, { projects: 'acme/handbook' }).issues.map((issue) => issue.type)).toEqual(['list_type']);
+    // The catalog's fields, derived from the schemas.
+    const fields = describeSchema(connector.config).fields;
+    expect(fields.map((field) => [field.name, field.type, field.required])).toEqual([
+      ['base_url', 'string', false],
+      ['projects', 'array', false],
+      ['include_issues', 'boolean', false],
+      ['include_merge_requests', 'boolean', false],
+      ['include_notes', 'boolean', false],
+      ['include_wiki', 'boolean', false],
+      ['include_files', 'boolean', false],
+      ['max_file_bytes', 'integer', false],
+    ]);
+    expect(fields[1]!.itemsType).toBe('string');
+    expect(describeSchema(connector.auth.pasted!.credentials).fields).toMatchObject([{ name: 'access_token', type: 'string', required: true, isSecret: true }]);
   });
 });

@@ -19,8 +19,12 @@ import { fileEntity, fileId, issuableEntity, issuableId, noteEntity, noteId, pro
  * (or GitLab gives no count), lists every iid once to find which went. Wiki pages are listed with
  * their content and kept when their hash is unchanged; files are kept when their blob SHA is.
  *
- * Checkpoints: after each page of issues or merge requests, each wiki and each page of the tree,
- * and when a project is done. A resumed run skips the projects done and continues the current one
+ * A listing by update time is paged by offset: an issue updated while the run pages through moves
+ * to the end, and the one after it may slide onto a page already read. The run does not see it then;
+ * a later update does bring it back (GitLab 18.3's keyset paging of issues would avoid this).
+ *
+ * Checkpoints: after each page of issues or merge requests, each wiki, every tenth page of the
+ * tree, and when a project is done. A resumed run skips the projects done and continues the current one
  * from its state; it is not `complete`, so what it knows to be gone it deletes explicitly (every run
  * does, so both kinds of run agree).
  */
@@ -29,6 +33,7 @@ type Context = SyncContext<GitLabConfig, GitLabCredentials, GitLabCursor>;
 type Query = Record<string, string | number | boolean | undefined>;
 
 const PER_PAGE = 100;
+const TREE_PAGES_PER_CHECKPOINT = 10;
 const hash = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
 /** What was read and how: a cursor saved under other settings is not continued (a full sync instead). */
@@ -62,7 +67,7 @@ export async function resolveProjects(api: GitLabApi, config: GitLabConfig): Pro
 }
 
 export function runSync(context: Context): SourceRun<GitLabCursor> {
-  const { config, cursor, resuming, http, checkpoint, reportSkipped } = context;
+  const { config, cursor, resuming, http, checkpoint } = context;
   const settings = settingsOf(config);
   const previous = cursor && cursor.settings === settings ? cursor : null;
   const resumedFrom = resuming && previous?.done ? new Set(previous.done) : null;
@@ -83,7 +88,7 @@ export function runSync(context: Context): SourceRun<GitLabCursor> {
     for (const project of current) {
       if (resumedFrom?.has(project.id)) continue;
       projects[project.id] ??= emptyProjectState();
-      yield* new ProjectRun(api, context, project, projects[project.id]!, save, reportSkipped).run();
+      yield* new ProjectRun(api, context, project, projects[project.id]!, save).run();
       done.push(project.id);
       save();
     }
@@ -118,7 +123,6 @@ class ProjectRun {
     private readonly project: GitLabProject,
     private readonly state: ProjectState,
     private readonly save: () => void,
-    private readonly reportSkipped: Context['reportSkipped'],
   ) {
     this.base = `/projects/${projectRef(project.id)}`;
   }
@@ -234,6 +238,7 @@ class ProjectRun {
   private async *files(branch: string): AsyncGenerator<SourceItem> {
     const listed = new Set<string>();
     const tree = this.api.pages(`${this.base}/repository/tree`, gitlabTreeEntry, { ref: branch, recursive: true, pagination: 'keyset', per_page: PER_PAGE }, { emptyOn: [404] });
+    let pages = 0;
     for await (const page of tree) {
       for (const entry of page.items) {
         // Regular files only: no folders, symbolic links (120000) or submodules (commits).
@@ -241,7 +246,8 @@ class ProjectRun {
         listed.add(entry.path);
         yield* this.file(branch, entry.path, entry.id);
       }
-      this.save();
+      // A checkpoint copies the whole state: every tenth page of a large tree is often enough (the rest is re-listed and kept by SHA).
+      if (++pages % TREE_PAGES_PER_CHECKPOINT === 0) this.save();
     }
     yield* this.filesGone(listed);
   }
@@ -251,10 +257,10 @@ class ProjectRun {
     const name = path.split('/').at(-1)!;
     const skip = (reason: string, detail?: string) => {
       this.state.unindexed[path] = { sha, reason };
-      this.reportSkipped?.({ entityId, reason, ...(detail ? { detail } : {}) });
+      this.context.reportSkipped?.({ entityId, reason, ...(detail ? { detail } : {}) });
     };
     if (!isSupported(name)) {
-      this.reportSkipped?.({ entityId, reason: 'unsupported file type' });
+      this.context.reportSkipped?.({ entityId, reason: 'unsupported file type' });
       return;
     }
     if (this.state.files[path] === sha) {
@@ -263,7 +269,7 @@ class ProjectRun {
     }
     const before = this.state.unindexed[path];
     if (before?.sha === sha) {
-      this.reportSkipped?.({ entityId, reason: before.reason });
+      this.context.reportSkipped?.({ entityId, reason: before.reason });
       return;
     }
     const limit = this.context.config.max_file_bytes;

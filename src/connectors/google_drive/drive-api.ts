@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
-import type { SourceHttpClient, SourceRequestOptions } from '../contract/source-http.js';
+import { SourceResponseTooLargeError } from '../contract/http-client.js';
+import type { SourceBytesResponse, SourceHttpClient, SourceRequestOptions } from '../contract/source-http.js';
 
 /**
  * The calls of the Google Drive API v3 this source makes, over the connection's HTTP client (which
@@ -183,10 +184,16 @@ export class DriveApi {
   /** Content, or why it cannot be read (not downloadable, too large to export, gone meanwhile). */
   private async bytes(path: string, query: SourceRequestOptions['query'], maxBytes: number): Promise<Buffer | UnreadableContent> {
     const url = new URL(path, this.base);
-    const response = await this.withRateLimitRetries(async () => {
-      const answer = await this.http.getBytes(url, { query, maxBytes, acceptStatuses: [400, 403, 404, 413] });
-      return { ...answer, error: answer.status >= 400 ? googleError(parseJson(answer.bytes)) : null };
-    });
+    let response: SourceBytesResponse & { error: GoogleError | null };
+    try {
+      response = await this.withRateLimitRetries(async () => {
+        const answer = await this.http.getBytes(url, { query, maxBytes, acceptStatuses: [400, 403, 404, 413] });
+        return { ...answer, error: answer.status >= 400 ? googleError(parseJson(answer.bytes)) : null };
+      });
+    } catch (error) {
+      if (error instanceof SourceResponseTooLargeError) return new UnreadableContent('too large', `more than ${maxBytes} bytes`);
+      throw error;
+    }
     if (!response.error) return response.bytes;
     const reason = response.error.errors[0]?.reason;
     if (response.status === 404) return new UnreadableContent('gone', 'deleted or unshared since it was listed');

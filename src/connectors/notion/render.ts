@@ -22,7 +22,7 @@ export function richText(items: unknown): string {
     .join('');
 }
 
-const TextPayload = z.looseObject({ rich_text: z.unknown(), checked: z.boolean().optional(), language: z.string().optional(), caption: z.unknown().optional() });
+const TextPayload = z.looseObject({ rich_text: z.unknown().optional(), checked: z.boolean().optional(), language: z.string().optional(), caption: z.unknown().optional() });
 const UrlPayload = z.looseObject({ url: z.string().optional(), caption: z.unknown().optional() });
 const FilePayload = z.looseObject({ caption: z.unknown().optional(), name: z.string().optional() });
 const TablePayload = z.looseObject({ has_column_header: z.boolean().default(false) });
@@ -30,7 +30,11 @@ const TableRowPayload = z.looseObject({ cells: z.array(z.unknown()).default([]) 
 const EquationPayload = z.looseObject({ expression: z.string().default('') });
 const CalloutIcon = z.looseObject({ icon: z.looseObject({ emoji: z.string().optional() }).nullish() });
 
-const payloadOf = <T extends z.ZodType>(block: Block, schema: T): z.infer<T> => schema.catch(schema.parse({}) as z.infer<T>).parse(block[block.type] ?? {});
+/** The content under the block's type key; a content that does not parse reads as empty (every field of these schemas is optional). */
+function payloadOf<T extends z.ZodType>(block: Block, schema: T): z.infer<T> {
+  const parsed = schema.safeParse(block[block.type] ?? {});
+  return parsed.success ? parsed.data : schema.parse({});
+}
 
 const HEADINGS: Record<string, string> = { heading_1: '#', heading_2: '##', heading_3: '###' };
 /** Blocks that only arrange or point elsewhere: their children (if any) are rendered, they say nothing themselves. */
@@ -40,16 +44,22 @@ const SILENT = new Set(['child_page', 'child_database', 'divider', 'table_of_con
 
 const indent = (text: string, prefix: string) => text.split('\n').map((line) => (line ? prefix + line : line)).join('\n');
 
-/** Renders blocks as Markdown, one paragraph per block; nested list items and toggles are indented. */
+const LIST_ITEMS = new Set(['bulleted_list_item', 'numbered_list_item', 'to_do']);
+
+/** Renders blocks as Markdown, a blank line between blocks (one line break inside a list); nested blocks are indented. */
 export function renderBlocks(nodes: BlockNode[]): string {
-  const parts: string[] = [];
+  let rendered = '';
   let number = 0;
+  let previousType: string | null = null;
   for (const node of nodes) {
     number = node.block.type === 'numbered_list_item' ? number + 1 : 0;
     const text = renderBlock(node, number);
-    if (text.trim()) parts.push(text);
+    if (!text.trim()) continue;
+    const sameList = previousType !== null && LIST_ITEMS.has(node.block.type) && LIST_ITEMS.has(previousType);
+    rendered += (rendered ? (sameList ? '\n' : '\n\n') : '') + text;
+    previousType = node.block.type;
   }
-  return parts.join('\n\n');
+  return rendered;
 }
 
 function renderBlock({ block, children }: BlockNode, number: number): string {

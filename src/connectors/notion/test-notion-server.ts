@@ -1,0 +1,492 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * Test helper: a local HTTP server speaking Notion's REST API (version 2022-06-28) as its reference
+ * documents it (developers.notion.com/reference; object shapes as typed in makenotion/notion-sdk-js
+ * src/api-endpoints.ts):
+ * - `Authorization: Bearer <token>` on every request, else 401 `unauthorized`; `Notion-Version` required,
+ *   else 400 `missing_version` — /reference/authentication, /reference/versioning
+ * - errors as `{"object":"error","status","code","message","request_id"}` with the documented codes
+ *   (unauthorized 401, object_not_found 404, validation_error 400, rate_limited 429 with `Retry-After`
+ *   in seconds, service_unavailable 503) — /reference/status-codes, /reference/request-limits
+ * - pagination by `start_cursor` / `page_size` (at most 100) answering `{"object":"list","results",
+ *   "next_cursor","has_more","type",…}` — /reference/intro#pagination
+ * - `POST /v1/search` (`sort` by last_edited_time, `filter` by object; archived and trashed objects left
+ *   out) — /reference/post-search; `GET /v1/blocks/{id}/children` — /reference/get-block-children;
+ *   `POST /v1/databases/{id}/query` — /reference/post-database-query; `GET /v1/pages/{id}`,
+ *   `/v1/databases/{id}`, `/v1/blocks/{id}` — /reference/retrieve-a-page, -database, -block;
+ *   `GET /v1/users/me` (the bot, with `bot.workspace_name`) — /reference/get-self
+ * - `POST /v1/oauth/token`: HTTP Basic client authentication, a JSON body with `grant_type`
+ *   `authorization_code` (`code`, `redirect_uri`) or `refresh_token` (each refresh returns a new access
+ *   token and a new refresh token), answering `access_token`, `token_type: "bearer"`, `refresh_token`,
+ *   `bot_id`, `workspace_*`, `owner`; OAuth errors as `{"error","error_description"}` (RFC 6749 §5.2)
+ *   — /reference/create-a-token, /reference/refresh-a-token, /docs/authorization
+ * Sub-pages and databases also appear as `child_page` / `child_database` blocks of their parent, with
+ * the same id, as in Notion. Edit times advance one hour per change and are whole minutes (Notion rounds them).
+ */
+
+export type Parent = { type: 'workspace'; workspace: true } | { type: 'page_id'; page_id: string } | { type: 'database_id'; database_id: string } | { type: 'block_id'; block_id: string };
+
+export interface FakeBlock {
+  id?: string;
+  type: string;
+  /** What Notion holds under the block's type key (`{ rich_text: [...] }`…). */
+  content: Record<string, unknown>;
+  children?: FakeBlock[];
+}
+
+interface StoredBlock {
+  id: string;
+  type: string;
+  content: Record<string, unknown>;
+  parent: Parent;
+  children: string[];
+  created: string;
+  edited: string;
+}
+
+interface StoredObject {
+  object: 'page' | 'database';
+  id: string;
+  parent: Parent;
+  created: string;
+  edited: string;
+  archived: boolean;
+  in_trash: boolean;
+  /** Pages: property values; databases: the properties schema. */
+  properties: Record<string, Record<string, unknown>>;
+  /** Databases only. */
+  title?: unknown[];
+  description?: unknown[];
+  /** Top-level block ids (pages). */
+  children: string[];
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: Record<string, unknown> | null;
+  authorization: string | undefined;
+  status: number;
+}
+
+interface OAuthClient {
+  secret: string;
+  redirectUri: string;
+}
+
+/** Notion's rich text item for a plain string. */
+export const text = (content: string, href: string | null = null) => ({
+  type: 'text',
+  text: { content, link: href ? { url: href } : null },
+  annotations: { bold: false, italic: false, strikethrough: false, underline: false, code: false, color: 'default' },
+  plain_text: content,
+  href,
+});
+
+/** Block builders, in Notion's shapes. */
+export const blocks = {
+  paragraph: (content: string, children?: FakeBlock[]): FakeBlock => ({ type: 'paragraph', content: { rich_text: [text(content)], color: 'default' }, children }),
+  heading: (level: 1 | 2 | 3, content: string): FakeBlock => ({ type: `heading_${level}`, content: { rich_text: [text(content)], color: 'default', is_toggleable: false } }),
+  bullet: (content: string, children?: FakeBlock[]): FakeBlock => ({ type: 'bulleted_list_item', content: { rich_text: [text(content)], color: 'default' }, children }),
+  numbered: (content: string): FakeBlock => ({ type: 'numbered_list_item', content: { rich_text: [text(content)], color: 'default' } }),
+  todo: (content: string, checked: boolean): FakeBlock => ({ type: 'to_do', content: { rich_text: [text(content)], checked, color: 'default' } }),
+  code: (content: string, language: string): FakeBlock => ({ type: 'code', content: { rich_text: [text(content)], caption: [], language } }),
+  quote: (content: string): FakeBlock => ({ type: 'quote', content: { rich_text: [text(content)], color: 'default' } }),
+  callout: (content: string, emoji: string): FakeBlock => ({ type: 'callout', content: { rich_text: [text(content)], icon: { type: 'emoji', emoji }, color: 'default' } }),
+  toggle: (content: string, children: FakeBlock[]): FakeBlock => ({ type: 'toggle', content: { rich_text: [text(content)], color: 'default' }, children }),
+  table: (rows: string[][], hasColumnHeader: boolean): FakeBlock => ({
+    type: 'table',
+    content: { table_width: rows[0]?.length ?? 0, has_column_header: hasColumnHeader, has_row_header: false },
+    children: rows.map((cells) => ({ type: 'table_row', content: { cells: cells.map((cell) => [text(cell)]) } })),
+  }),
+  columns: (...columns: FakeBlock[][]): FakeBlock => ({ type: 'column_list', content: {}, children: columns.map((children) => ({ type: 'column', content: {}, children })) }),
+  divider: (): FakeBlock => ({ type: 'divider', content: {} }),
+};
+
+const START = Date.UTC(2025, 0, 6, 9, 0);
+const HOUR = 3_600_000;
+const MAX_PAGE_SIZE = 100;
+
+class NotionError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const notFound = (id: string) => new NotionError(404, 'object_not_found', `Could not find block with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`);
+const undashed = (id: string) => id.replace(/-/g, '');
+
+export class TestNotionServer {
+  /** Tokens the API accepts (internal integration tokens and OAuth access tokens alike). */
+  readonly tokens = new Set<string>();
+  readonly requests: RecordedRequest[] = [];
+  /** 429 rate_limited answers (with Retry-After, in seconds) given instead of the next API request to `path` (any path when absent). */
+  readonly rateLimits: { path?: string; retryAfter: string }[] = [];
+  /**
+   * Trashed objects search still returns (with `in_trash: true`), as Notion's search index lags
+   * behind edits for a while.
+   */
+  readonly searchIndexLag = new Set<string>();
+  /** Paths answering 503 service_unavailable (as Notion does while unavailable) until removed. */
+  readonly unavailable = new Set<string>();
+  workspaceName = 'Acme';
+  /** Most results a list page holds, whatever `page_size` asks (Notion may return fewer than asked). */
+  pageSize = MAX_PAGE_SIZE;
+  readonly oauthClients = new Map<string, OAuthClient>();
+  /** Authorization codes Notion issued (single use). */
+  readonly codes = new Set<string>();
+  private readonly refreshTokens = new Set<string>();
+  private readonly objects = new Map<string, StoredObject>();
+  private readonly blocks = new Map<string, StoredBlock>();
+  private clock = START;
+  private nextId = 1;
+  private server: Server | null = null;
+  url = '';
+
+  /** The next edit time: one hour after the previous, whole minutes. */
+  private tick(): string {
+    this.clock += HOUR;
+    return new Date(this.clock).toISOString();
+  }
+
+  private newId(): string {
+    return `00000000-0000-4000-8000-${String(this.nextId++).padStart(12, '0')}`;
+  }
+
+  addPage({ title, parent = { type: 'workspace', workspace: true }, content = [], properties }: { title: string; parent?: Parent; content?: FakeBlock[]; properties?: Record<string, Record<string, unknown>> }): string {
+    const id = this.newId();
+    const edited = this.tick();
+    const titleKey = parent.type === 'database_id' ? this.titlePropertyOf(parent.database_id) : 'title';
+    this.objects.set(id, {
+      object: 'page',
+      id,
+      parent,
+      created: edited,
+      edited,
+      archived: false,
+      in_trash: false,
+      properties: { ...properties, [titleKey]: { id: 'title', type: 'title', title: [text(title)] } },
+      children: this.storeBlocks(content, { type: 'page_id', page_id: id }, edited),
+    });
+    if (parent.type !== 'database_id') this.attachChild(parent, { id, type: 'child_page', content: { title }, parent, children: [], created: edited, edited });
+    return id;
+  }
+
+  addDatabase({ title, parent, properties, description = '' }: { title: string; parent: Parent; properties: Record<string, Record<string, unknown>>; description?: string }): string {
+    const id = this.newId();
+    const edited = this.tick();
+    const schema = Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, { id: name.slice(0, 4).toLowerCase(), name, ...property }]));
+    this.objects.set(id, { object: 'database', id, parent, created: edited, edited, archived: false, in_trash: false, properties: schema, title: [text(title)], description: description ? [text(description)] : [], children: [] });
+    this.attachChild(parent, { id, type: 'child_database', content: { title }, parent, children: [], created: edited, edited });
+    return id;
+  }
+
+  /** Changes a page's title, properties and/or content (replacing it), as one edit. */
+  editPage(id: string, { title, content, properties }: { title?: string; content?: FakeBlock[]; properties?: Record<string, Record<string, unknown>> }): void {
+    const page = this.objects.get(id)!;
+    page.edited = this.tick();
+    if (properties) Object.assign(page.properties, properties);
+    if (title !== undefined) {
+      const key = Object.entries(page.properties).find(([, property]) => property.type === 'title')![0];
+      page.properties[key] = { id: 'title', type: 'title', title: [text(title)] };
+    }
+    if (content) {
+      // The sub-page and sub-database blocks stay: they are other objects.
+      const kept = page.children.filter((child) => ['child_page', 'child_database'].includes(this.blocks.get(child)?.type ?? ''));
+      page.children = [...this.storeBlocks(content, { type: 'page_id', page_id: id }, page.edited), ...kept];
+    }
+  }
+
+  /** Moves a page or database to the trash (`in_trash` and `archived` true): search and queries leave it out. */
+  trash(id: string): void {
+    const object = this.objects.get(id)!;
+    object.edited = this.tick();
+    object.archived = true;
+    object.in_trash = true;
+  }
+
+  /** The integration loses access to an object (unshared, or deleted for good): 404 from now on. */
+  unshare(id: string): void {
+    this.objects.delete(id);
+  }
+
+  /** The ids of a page's top-level blocks of a type (e.g. its column list, to put a page in a column). */
+  blockIdsOf(pageId: string, type: string): string[] {
+    return this.objects.get(pageId)!.children.filter((id) => this.blocks.get(id)!.type === type);
+  }
+
+  childBlockIds(blockId: string): string[] {
+    return [...this.blocks.get(blockId)!.children];
+  }
+
+  /** Registers an OAuth client (a public integration) and issues an authorization code for it. */
+  authorize(clientId: string, secret: string, redirectUri: string): string {
+    this.oauthClients.set(clientId, { secret, redirectUri });
+    const code = `code-${randomUUID()}`;
+    this.codes.add(code);
+    return code;
+  }
+
+  webUrlOf(id: string): string {
+    return `https://www.notion.so/${undashed(id)}`;
+  }
+
+  private titlePropertyOf(databaseId: string): string {
+    const database = this.objects.get(databaseId)!;
+    return Object.entries(database.properties).find(([, property]) => property.type === 'title')?.[0] ?? 'Name';
+  }
+
+  private storeBlocks(content: FakeBlock[], parent: Parent, edited: string): string[] {
+    return content.map((block) => {
+      const id = block.id ?? this.newId();
+      const stored: StoredBlock = { id, type: block.type, content: block.content, parent, children: [], created: edited, edited };
+      this.blocks.set(id, stored);
+      stored.children = this.storeBlocks(block.children ?? [], { type: 'block_id', block_id: id }, edited);
+      return id;
+    });
+  }
+
+  private attachChild(parent: Parent, block: StoredBlock): void {
+    this.blocks.set(block.id, block);
+    if (parent.type === 'page_id') this.objects.get(parent.page_id)!.children.push(block.id);
+    if (parent.type === 'block_id') this.blocks.get(parent.block_id)!.children.push(block.id);
+  }
+
+  private pageJson(page: StoredObject) {
+    return {
+      object: 'page',
+      id: page.id,
+      created_time: page.created,
+      last_edited_time: page.edited,
+      created_by: { object: 'user', id: 'user-1' },
+      last_edited_by: { object: 'user', id: 'user-1' },
+      cover: null,
+      icon: null,
+      parent: page.parent,
+      archived: page.archived,
+      in_trash: page.in_trash,
+      properties: page.properties,
+      url: this.webUrlOf(page.id),
+      public_url: null,
+    };
+  }
+
+  private databaseJson(database: StoredObject) {
+    return {
+      object: 'database',
+      id: database.id,
+      created_time: database.created,
+      last_edited_time: database.edited,
+      created_by: { object: 'user', id: 'user-1' },
+      last_edited_by: { object: 'user', id: 'user-1' },
+      title: database.title,
+      description: database.description,
+      icon: null,
+      cover: null,
+      properties: database.properties,
+      parent: database.parent,
+      url: this.webUrlOf(database.id),
+      public_url: null,
+      archived: database.archived,
+      in_trash: database.in_trash,
+      is_inline: database.parent.type !== 'workspace',
+    };
+  }
+
+  private objectJson(object: StoredObject) {
+    return object.object === 'page' ? this.pageJson(object) : this.databaseJson(object);
+  }
+
+  private blockJson(block: StoredBlock) {
+    const hasChildren = block.type === 'child_page' || block.type === 'child_database' ? this.hasChildObjects(block.id) : block.children.length > 0;
+    return {
+      object: 'block',
+      id: block.id,
+      parent: block.parent,
+      created_time: block.created,
+      last_edited_time: block.edited,
+      created_by: { object: 'user', id: 'user-1' },
+      last_edited_by: { object: 'user', id: 'user-1' },
+      has_children: hasChildren,
+      archived: false,
+      in_trash: false,
+      type: block.type,
+      [block.type]: block.content,
+    };
+  }
+
+  private hasChildObjects(id: string): boolean {
+    const object = this.objects.get(id);
+    return !!object && (object.children.length > 0 || [...this.objects.values()].some((other) => other.parent.type === 'database_id' && other.parent.database_id === id));
+  }
+
+  /** One page of a list, cursor = the id of the first result of the next page. */
+  private listPage<T extends { id: string }>(items: T[], body: { start_cursor?: unknown; page_size?: unknown }, type: string, toJson: (item: T) => unknown) {
+    const size = body.page_size === undefined ? MAX_PAGE_SIZE : Number(body.page_size);
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) throw new NotionError(400, 'validation_error', `body failed validation: body.page_size should be ≤ \`100\`, instead was \`${String(body.page_size)}\`.`);
+    let start = 0;
+    if (body.start_cursor !== undefined && body.start_cursor !== null) {
+      start = items.findIndex((item) => item.id === body.start_cursor);
+      if (start < 0) throw new NotionError(400, 'validation_error', 'The start_cursor provided is invalid.');
+    }
+    const results = items.slice(start, start + Math.min(size, this.pageSize));
+    const next = items[start + results.length];
+    return { object: 'list', results: results.map(toJson), next_cursor: next ? next.id : null, has_more: !!next, type, [type]: {}, request_id: randomUUID() };
+  }
+
+  private visible(object: StoredObject): boolean {
+    return !object.archived && !object.in_trash;
+  }
+
+  private route(method: string, path: string, query: URLSearchParams, body: Record<string, unknown>): unknown {
+    let match: RegExpMatchArray | null;
+    if (method === 'GET' && path === '/v1/users/me') {
+      return { object: 'user', id: 'bot-1', name: 'Catchment', avatar_url: null, type: 'bot', bot: { owner: { type: 'workspace', workspace: true }, workspace_name: this.workspaceName } };
+    }
+    if (method === 'POST' && path === '/v1/search') {
+      const filter = body.filter as { property?: string; value?: string } | undefined;
+      const sort = body.sort as { direction?: string; timestamp?: string } | undefined;
+      if (sort && sort.timestamp !== 'last_edited_time') throw new NotionError(400, 'validation_error', 'body failed validation: body.sort.timestamp should be `"last_edited_time"`.');
+      const direction = sort?.direction === 'ascending' ? 1 : -1;
+      const found = [...this.objects.values()]
+        .filter((object) => (this.visible(object) || this.searchIndexLag.has(object.id)) && (!filter || object.object === filter.value))
+        .sort((a, b) => direction * (a.edited.localeCompare(b.edited) || a.id.localeCompare(b.id)));
+      return this.listPage(found, body, 'page_or_database', (object) => this.objectJson(object));
+    }
+    if (method === 'POST' && (match = path.match(/^\/v1\/databases\/([^/]+)\/query$/))) {
+      const database = this.objects.get(match[1]!);
+      if (!database || database.object !== 'database') throw notFound(match[1]!);
+      const rows = [...this.objects.values()].filter((object) => object.parent.type === 'database_id' && object.parent.database_id === database.id && this.visible(object));
+      return this.listPage(rows, body, 'page_or_database', (row) => this.pageJson(row));
+    }
+    if (method === 'GET' && (match = path.match(/^\/v1\/blocks\/([^/]+)\/children$/))) {
+      const id = match[1]!;
+      const owner = this.objects.get(id);
+      const block = this.blocks.get(id);
+      if (owner?.object === 'page') {
+        if (!this.visible(owner)) throw notFound(id);
+      } else if (!block) {
+        throw notFound(id);
+      }
+      const children = (owner?.object === 'page' ? owner.children : block!.children).map((child) => this.blocks.get(child)!);
+      return this.listPage(children, { start_cursor: query.get('start_cursor') ?? undefined, page_size: query.get('page_size') ?? undefined }, 'block', (child) => this.blockJson(child));
+    }
+    if (method === 'GET' && (match = path.match(/^\/v1\/(pages|databases|blocks)\/([^/]+)$/))) {
+      const [, kind, id] = match as unknown as [string, string, string];
+      if (kind === 'blocks') {
+        const block = this.blocks.get(id);
+        if (!block) throw notFound(id);
+        return this.blockJson(block);
+      }
+      const object = this.objects.get(id);
+      if (!object || object.object !== (kind === 'pages' ? 'page' : 'database')) throw notFound(id);
+      return this.objectJson(object);
+    }
+    throw new NotionError(400, 'invalid_request_url', 'Invalid request URL.');
+  }
+
+  private token(request: IncomingMessage, body: Record<string, unknown>): { status: number; body: unknown } {
+    const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '');
+    const [clientId, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':') : [];
+    const client = clientId ? this.oauthClients.get(clientId) : undefined;
+    if (!client || client.secret !== secret) return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed.' } };
+    const grant = (token: string) => {
+      const accessToken = `ntn_access_${randomUUID()}`;
+      const refreshToken = `ntn_refresh_${randomUUID()}`;
+      this.tokens.add(accessToken);
+      this.refreshTokens.add(refreshToken);
+      return {
+        status: 200,
+        body: {
+          access_token: accessToken,
+          token_type: 'bearer',
+          refresh_token: refreshToken,
+          bot_id: 'bot-1',
+          workspace_name: this.workspaceName,
+          workspace_icon: null,
+          workspace_id: 'workspace-1',
+          owner: { type: 'user', user: { object: 'user', id: 'user-1', type: 'person', name: 'Ada', avatar_url: null, person: { email: 'ada@example.com' } } },
+          duplicated_template_id: null,
+          request_id: token,
+        },
+      };
+    };
+    if (body.grant_type === 'authorization_code') {
+      if (typeof body.code !== 'string' || !this.codes.delete(body.code)) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid code.' } };
+      if (body.redirect_uri !== client.redirectUri) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid redirect_uri.' } };
+      return grant(randomUUID());
+    }
+    if (body.grant_type === 'refresh_token') {
+      // Each refresh replaces the refresh token: the old one is spent.
+      if (typeof body.refresh_token !== 'string' || !this.refreshTokens.delete(body.refresh_token)) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid refresh token.' } };
+      return grant(randomUUID());
+    }
+    return { status: 400, body: { error: 'unsupported_grant_type', error_description: 'Unsupported grant type.' } };
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const method = request.method ?? 'GET';
+    const record: RecordedRequest = { method, path: url.pathname, query: url.searchParams, body: null, authorization: request.headers.authorization, status: 0 };
+    this.requests.push(record);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      record.status = status;
+      response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+      response.end(JSON.stringify(body));
+    };
+    try {
+      if (raw && !String(request.headers['content-type']).startsWith('application/json')) throw new NotionError(400, 'invalid_json', 'Error parsing JSON body.');
+      let body: Record<string, unknown> = {};
+      try {
+        body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+      } catch {
+        throw new NotionError(400, 'invalid_json', 'Error parsing JSON body.');
+      }
+      record.body = raw ? body : null;
+      if (method === 'POST' && url.pathname === '/v1/oauth/token') {
+        const answer = this.token(request, body);
+        return send(answer.status, answer.body);
+      }
+      const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');
+      if (!bearer || !this.tokens.has(bearer[1]!)) throw new NotionError(401, 'unauthorized', 'API token is invalid.');
+      const version = request.headers['notion-version'];
+      if (!version) throw new NotionError(400, 'missing_version', 'Notion-Version header failed validation: Notion-Version header should be defined, instead was `undefined`.');
+      const limit = this.rateLimits.findIndex((entry) => entry.path === undefined || entry.path === url.pathname);
+      const [limited] = limit >= 0 ? this.rateLimits.splice(limit, 1) : [];
+      if (limited) throw new NotionError(429, 'rate_limited', 'You have been rated limited. Please try again in a few minutes.', { 'retry-after': limited.retryAfter });
+      if (this.unavailable.has(url.pathname)) throw new NotionError(503, 'service_unavailable', 'Notion is unavailable, please try again later.');
+      send(200, this.route(method, url.pathname, url.searchParams, body));
+    } catch (error) {
+      if (!(error instanceof NotionError)) throw error;
+      send(error.status, { object: 'error', status: error.status, code: error.code, message: error.message, request_id: randomUUID() }, error.headers);
+    }
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error: unknown) => {
+        response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ object: 'error', status: 500, code: 'internal_server_error', message: String(error) }));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}

@@ -9,6 +9,7 @@ import { DataDirectoryInUseError, embeddedDatabaseExists } from './platform/db/e
 import { DatabaseUnreachableError } from './platform/db/wait-for-database.js';
 import { createLogger } from './platform/logger.js';
 import { DomainError } from './shared/errors.js';
+import { OperatorAppsFileError } from './modules/connections/oauth/operator-apps.js';
 
 const USAGE = `Usage: catchment <command> [options]
 
@@ -25,6 +26,13 @@ const USAGE = `Usage: catchment <command> [options]
   api-keys revoke --id ID                 revoke an API key
   tokens issue --org ID --email E --role owner|admin|member [--ttl SECONDS]
                                           issue a bearer token for a user of an organization
+  oauth-apps set SHORT_NAME --client-id ID [--client-secret-stdin]
+                                          register (or replace) the operator's OAuth app of a source, its secret
+                                          read from stdin and sealed in the database (leave it out for a PKCE
+                                          public client); users then sign in with oauth_browser
+  oauth-apps list                         list the registered OAuth apps: source, client id, whether a secret
+                                          is set (never the secret)
+  oauth-apps remove SHORT_NAME            remove a source's OAuth app (browser sign-ins then need BYOC)
   schema:print                            print the GraphQL schema (SDL)
   mcp [--url URL] [--api-key KEY] [--token T]
                                           MCP over stdio (for desktop agent clients), relayed to a running
@@ -41,6 +49,21 @@ function option(values: Record<string, string | boolean | undefined>, name: stri
   const value = values[name];
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
   return value;
+}
+
+function shortNameArgument(value: string | undefined): string {
+  if (!value) throw new UsageError('The source\'s short name is required, e.g. catchment oauth-apps set github --client-id …');
+  return value;
+}
+
+/** A client secret piped in (never a command-line argument, which other users of the machine can read). */
+async function secretFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('--client-secret-stdin reads the secret from stdin: pipe it in (e.g. printf %s "$SECRET" | catchment …)');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const secret = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (secret === '') throw new UsageError('--client-secret-stdin got an empty secret');
+  return secret;
 }
 
 /**
@@ -108,10 +131,13 @@ async function main(argv: string[]): Promise<unknown> {
       'api-key': { type: 'string' },
       token: { type: 'string' },
       create: { type: 'boolean' },
+      'client-id': { type: 'string' },
+      'client-secret-stdin': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const command = positionals.join(' ');
+  // `oauth-apps set|remove` take the source's short name after the command.
+  const [command, argument] = positionals[0] === 'oauth-apps' ? [positionals.slice(0, 2).join(' '), positionals[2]] : [positionals.join(' '), undefined];
   if (values.help || command === '' || command === 'help') {
     process.stdout.write(USAGE + '\n');
     return undefined;
@@ -172,6 +198,18 @@ async function main(argv: string[]): Promise<unknown> {
       operator,
       );
     }
+    case 'oauth-apps set': {
+      const shortName = shortNameArgument(argument);
+      const clientId = option(values, 'client-id');
+      const clientSecret = values['client-secret-stdin'] === true ? await secretFromStdin() : null;
+      return withCore(config, (core) => core.services.operatorApps.set(shortName, { clientId, clientSecret }), operator);
+    }
+    case 'oauth-apps list':
+      return withCore(config, (core) => core.services.operatorApps.list(), operator);
+    case 'oauth-apps remove': {
+      const shortName = shortNameArgument(argument);
+      return withCore(config, (core) => core.services.operatorApps.remove(shortName), operator);
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
@@ -183,7 +221,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    const known = usage || error instanceof ConfigError || error instanceof DomainError || error instanceof DataDirectoryInUseError || error instanceof DatabaseUnreachableError || error instanceof StdioProxyError;
+    const known = usage || error instanceof ConfigError || error instanceof DomainError || error instanceof DataDirectoryInUseError || error instanceof DatabaseUnreachableError || error instanceof StdioProxyError || error instanceof OperatorAppsFileError;
     const message = known ? (error as Error).message : `Unexpected error: ${(error as Error).stack ?? String(error)}`;
     process.stderr.write(JSON.stringify({ error: message, ...(error instanceof DomainError ? { code: error.code } : {}) }) + '\n');
     if (usage) process.stderr.write('\n' + USAGE + '\n');

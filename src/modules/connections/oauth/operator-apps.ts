@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Orm } from '../../../platform/db/database.js';
 import type { SecretBox } from '../../../platform/secrets/secrets.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { NotFoundError, ValidationError } from '../../../shared/errors.js';
 import { OperatorOAuthApp } from './operator-app.entity.js';
 import type { OAuthClient } from './token-endpoint.js';
 
@@ -46,8 +46,8 @@ export class OperatorOAuthApps {
 
   /** Registers or replaces the app of `shortName`. */
   async set(shortName: string, client: OAuthClient): Promise<OperatorAppSummary> {
-    if (!SHORT_NAME.test(shortName)) throw new Error(`"${shortName}" is not a source short name (lowercase letters, digits and _)`);
-    if (client.clientId.trim() === '') throw new Error('The client id is empty');
+    if (!SHORT_NAME.test(shortName)) throw new ValidationError([{ loc: ['short_name'], msg: `"${shortName}" is not a source short name (lowercase letters, digits and _)`, type: 'string_pattern_mismatch' }]);
+    if (client.clientId.trim() === '') throw new ValidationError([{ loc: ['client_id'], msg: 'String should not be empty', type: 'string_too_short' }]);
     const em = this.orm.em.fork();
     const sealed = client.clientSecret ? this.secretBox.seal(client.clientSecret) : null;
     const row = (await em.findOne(OperatorOAuthApp, { shortName })) ?? em.create(OperatorOAuthApp, { shortName, clientId: client.clientId });

@@ -81,7 +81,8 @@ export interface PipelineRun {
    */
   orphansPossible: boolean;
   signal: AbortSignal;
-  onProgress(counts: SyncCounts): Promise<void>;
+  /** After each committed batch: the counts so far, and how many of the source's items (from the first) are committed. */
+  onProgress(counts: SyncCounts, committedItems: number): Promise<void>;
 }
 
 interface ChangedEntity {
@@ -96,6 +97,8 @@ interface PreparedBatch {
   records: ChunkRecord[];
   perEntity: Map<string, number>;
   deletions: string[];
+  /** The source's items read up to the end of this batch, from the first. */
+  itemsThrough: number;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -146,8 +149,10 @@ export class SyncPipeline {
     // Two stages: while batch N is written (index, raw store, entity table), batch N+1 is read,
     // hashed, chunked and embedded (on the embedder's threads). Writes stay in batch order, one at a time.
     let writing: Promise<void> | null = null;
+    let itemsRead = 0;
     const flush = async (items: SourceItem[]) => {
-      const prepared = await this.prepareBatch(run, items, counts, seen, guardrail, writing);
+      itemsRead += items.length;
+      const prepared = { ...(await this.prepareBatch(run, items, counts, seen, guardrail, writing)), itemsThrough: itemsRead };
       if (writing) await writing;
       writing = this.writeBatch(run, prepared, counts);
       writing.catch(() => undefined); // awaited before the next write or at the end; not unhandled meanwhile
@@ -177,7 +182,7 @@ export class SyncPipeline {
       for (let start = 0; start < gone.length; start += this.deps.batchSize) {
         await this.deleteEntities(run, gone.slice(start, start + this.deps.batchSize), counts);
       }
-      await run.onProgress(counts);
+      await run.onProgress(counts, itemsRead);
     }
     if (this.vectorsEnabled(run.config)) await this.deps.vectors.optimize(run.collectionId);
     return counts;
@@ -201,7 +206,7 @@ export class SyncPipeline {
     seen: Set<string>,
     guardrail: EntityGuardrail,
     writing: Promise<void> | null,
-  ): Promise<PreparedBatch> {
+  ): Promise<Omit<PreparedBatch, 'itemsThrough'>> {
     run.signal.throwIfAborted();
     const entities: SourceEntity[] = [];
     const deletions: string[] = [];
@@ -265,7 +270,7 @@ export class SyncPipeline {
       else counts.updated++;
     }
     await this.deleteEntities(run, batch.deletions, counts);
-    await run.onProgress(counts);
+    await run.onProgress(counts, batch.itemsThrough);
   }
 
   private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {

@@ -1,5 +1,6 @@
 import type { ConnectorEnvironment, SyncContext } from '../../connectors/connector.js';
-import { CredentialsRejectedError } from '../../connectors/connector.js';
+import { CredentialsRejectedError, RateLimitedError, TemporarilyUnavailableError } from '../../connectors/connector.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { PubSub } from '../../platform/pubsub/pubsub.js';
@@ -8,11 +9,15 @@ import type { SecretBox } from '../../platform/secrets/secrets.js';
 import { ConflictError } from '../../shared/errors.js';
 import { Collection } from '../collections/collection.entity.js';
 import { embeddingMismatch } from '../collections/collection.service.js';
+import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
+import type { SourceRun } from '../../connectors/connector.js';
 import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
+import { RunCheckpoints } from './checkpoints.js';
+import { runContext, type RunContextDependencies } from './run-context.js';
 import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 import { SyncJob } from './sync-job.entity.js';
@@ -60,6 +65,11 @@ export class SyncWorker {
       vectors: VectorIndex;
       secretBox: SecretBox;
       environment: ConnectorEnvironment;
+      events: EventBus;
+      /** The operator's OAuth apps, which refresh the tokens they obtained. */
+      operatorApps: RunContextDependencies['operatorApps'];
+      /** The operator's policy for sources (CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS), for the runs' HTTP clients. */
+      allowPrivateNetworks: boolean;
       logger: Logger;
       /** Other sources of due runs, looked at on each tick after the cron schedules (e.g. pushed batches waiting for their connection). */
       starters?: { startDue(now: Date): Promise<void> }[];
@@ -152,7 +162,8 @@ export class SyncWorker {
       if (skipped.count > 0) logger.info({ jobId, skipped: skipped.byReason }, 'sync job: items left out, by reason');
       const completed = await sync.transition(jobId, ['RUNNING'], 'COMPLETED', { completedAt: new Date(), ...countFields(counts), skipped }, { type: 'sync.completed' });
       if (completed) {
-        if (cursor !== undefined) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: completed.sourceConnection.id }, { cursor });
+        // A finished run leaves nothing to resume.
+        await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: completed.sourceConnection.id }, { ...(cursor !== undefined ? { cursor } : {}), resumeCursor: null });
       } else {
         await this.finishCancelled(jobId, countFields(counts));
       }
@@ -178,6 +189,7 @@ export class SyncWorker {
           },
           { type: 'sync.failed', extra: { error: message } },
         );
+        await this.afterFailure(started.sourceConnection.id, error);
       }
     } finally {
       clearInterval(heartbeat);
@@ -201,20 +213,64 @@ export class SyncWorker {
     await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...counts }, { type: 'sync.cancelled' });
   }
 
-  /** Loads the connection, decides full or incremental, and runs the pipeline. */
+  /**
+   * A failure the source says will pass (rate limited, temporarily unavailable) runs the connection
+   * again after the wait it asked for (see `retryLater`). Refused credentials of an OAuth connection
+   * (its refresh was refused) tell the user to sign in again: `source_connection.auth_expired`.
+   */
+  private async afterFailure(connectionId: string, error: unknown): Promise<void> {
+    try {
+      if (error instanceof RateLimitedError || error instanceof TemporarilyUnavailableError) {
+        await this.retryLater(connectionId, error.retryAfterSeconds ?? DEFAULT_RETRY_SECONDS);
+      } else if (error instanceof CredentialsRejectedError) {
+        await this.announceAuthExpired(connectionId);
+      }
+    } catch (failure) {
+      this.deps.logger.error({ err: failure, sourceConnectionId: connectionId }, 'could not act on a failed sync');
+    }
+  }
+
+  /**
+   * Makes the connection due again in `seconds` through its `next_run_at`, which the scheduler reads
+   * on every tick (see `schedule`): kept in the database, it survives restarts of every process. A
+   * scheduled connection whose next cron time comes first keeps it.
+   */
+  private async retryLater(connectionId: string, seconds: number): Promise<void> {
+    const retryAt = new Date(Date.now() + seconds * 1000);
+    const em = this.deps.orm.em.fork();
+    await em.nativeUpdate(SourceConnection, { id: connectionId, $or: [{ nextRunAt: null }, { nextRunAt: { $gt: retryAt } }] }, { nextRunAt: retryAt });
+    this.deps.logger.info({ sourceConnectionId: connectionId, retryAt }, 'sync failed for now: the connection runs again later');
+  }
+
+  private async announceAuthExpired(connectionId: string): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    const connection = await em.findOne(SourceConnection, { id: connectionId }, { populate: ['collection'] });
+    if (!connection || connection.authMethod === 'direct') return;
+    const event = recordConnectionEvent(this.deps.events, em, 'source_connection.auth_expired', connection, connection.collection.readableId);
+    await em.flush();
+    await this.deps.events.publish({ ...event, subject: { id: connection.id } });
+  }
+
+  /** Loads the connection, decides full, incremental or resumed, and runs the pipeline, storing checkpoints as batches commit. */
   private async execute(job: SyncJob, signal: AbortSignal, callbacks: SourceCallbacks, onProgress: (counts: SyncCounts) => Promise<void>) {
     const em = this.deps.orm.em.fork();
     const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
     const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
     const connector = this.deps.sources.connector(connection.shortName);
     const config = layerSyncConfigs(collection.syncConfig, connection.syncConfig, job.syncConfig);
-    const incremental = connector.supportsContinuous && !job.forceFullSync && !config.cursor.skipLoad;
-    const credentials = connection.sealedCredentials ? (JSON.parse(this.deps.secretBox.open(connection.sealedCredentials)) as Record<string, unknown>) : {};
     const mismatch = embeddingMismatch(collection, this.deps.pipeline.embedding);
     if (mismatch) throw new Error(mismatch);
-    const source = config.behavior.replayFromArf
-      ? replayFromRawStore(this.deps.blobs, collection.id, connection.id)
-      : connector.sync({ config: connection.config, credentials, cursor: incremental ? connection.cursor : null, signal, logger: this.deps.logger, jobId: job.id, ...callbacks }, this.deps.environment);
+    const checkpoints = new RunCheckpoints();
+    let source: SourceRun;
+    if (config.behavior.replayFromArf) {
+      source = replayFromRawStore(this.deps.blobs, collection.id, connection.id);
+    } else {
+      const context = runContext(this.deps, connector, connection, { loadCursor: !job.forceFullSync && !config.cursor.skipLoad, signal });
+      // A run that does not resume starts a new series of checkpoints: an older one no longer applies.
+      if (!context.resuming && connection.resumeCursor !== null) await em.nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: null });
+      const run = connector.sync({ ...context, checkpoint: checkpoints.checkpoint, signal, logger: this.deps.logger, jobId: job.id, ...callbacks }, this.deps.environment);
+      source = { complete: run.complete, nextCursor: () => run.nextCursor(), items: checkpoints.count(run.items) };
+    }
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
@@ -226,7 +282,12 @@ export class SyncWorker {
       source,
       orphansPossible: previous !== undefined && previous.status !== 'COMPLETED',
       signal,
-      onProgress,
+      onProgress: async (progress, committedItems) => {
+        // Stored with the batch that committed every item yielded before it (unless cursors are not to move).
+        const due = config.cursor.skipUpdates ? undefined : checkpoints.committedThrough(committedItems);
+        if (due) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: due.cursor });
+        await onProgress(progress);
+      },
     });
     // The cursor moves on only when asked to and the source gave one.
     const cursor = config.cursor.skipUpdates || config.behavior.replayFromArf ? undefined : source.nextCursor();
@@ -281,12 +342,16 @@ export class SyncWorker {
     }
   }
 
-  /** Starts the runs whose cron time has come; a claim on next_run_at makes one process start each. */
+  /**
+   * Starts the runs that are due: a cron time has come, or a retry asked for by a run that failed for
+   * now (`retryLater`, on connections with or without a schedule). A claim on next_run_at makes one
+   * process start each.
+   */
   async schedule(now = new Date()): Promise<void> {
     const em = this.deps.orm.em.fork();
-    const due = await em.find(SourceConnection, { cron: { $ne: null }, nextRunAt: { $lte: now } });
+    const due = await em.find(SourceConnection, { nextRunAt: { $lte: now } });
     for (const connection of due) {
-      const next = nextScheduledRun(connection.cron!, connection.nextRunAt!, now, this.options.scheduleMinIntervalSeconds);
+      const next = connection.cron ? nextScheduledRun(connection.cron, connection.nextRunAt!, now, this.options.scheduleMinIntervalSeconds) : null;
       const claimed = await em.nativeUpdate(SourceConnection, { id: connection.id, nextRunAt: connection.nextRunAt }, { nextRunAt: next });
       if (claimed === 0) continue;
       try {
@@ -299,6 +364,9 @@ export class SyncWorker {
     for (const starter of this.deps.starters ?? []) await starter.startDue(now);
   }
 }
+
+/** The wait before running again after a failure that will pass when the source did not say how long (5 minutes). */
+const DEFAULT_RETRY_SECONDS = 300;
 
 /** The callbacks a run's source reports through (see SyncContext). */
 type SourceCallbacks = Required<Pick<SyncContext, 'expectTotal' | 'reportSkipped'>>;

@@ -28,6 +28,8 @@ export class DriveRun implements SourceRun<DriveCursor> {
   private readonly tree: FolderTree;
   private readonly target: string;
   private readonly start: DriveCursor | null;
+  /** Items read in this run (a change listed after its folder's subtree was read again is not read twice). */
+  private readonly itemsRead = new Set<string>();
   readonly items: AsyncIterable<SourceItem>;
 
   constructor(
@@ -169,14 +171,43 @@ export class DriveRun implements SourceRun<DriveCursor> {
       yield { delete: id };
       return;
     }
+    if (this.itemsRead.has(id)) return; // read already, below a folder that changed earlier in this run
     if (file.mimeType === FOLDER_MIME_TYPE) this.tree.rememberFolder(file);
     const entity = await this.entityOf(file);
     // A file that can no longer be read (grown too large…) leaves its older text behind otherwise.
     yield entity ?? { delete: id };
+    if (file.mimeType === FOLDER_MIME_TYPE) yield* this.readSubtree(file);
+  }
+
+  /**
+   * Everything below a folder that changed, read again: a rename or a move changes their breadcrumbs
+   * and a new sharing their access, and Google lists a change for the folder alone.
+   */
+  private async *readSubtree(folder: DriveFile): AsyncGenerator<SourceItem> {
+    const corpus: Corpus = folder.driveId ? { kind: 'drive', driveId: folder.driveId } : { kind: 'user' };
+    const pending = [folder.id];
+    for (let parent = pending.shift(); parent !== undefined; parent = pending.shift()) {
+      let pageToken: string | null = null;
+      do {
+        const page = await this.api.listFiles(corpus, `'${quoted(parent)}' in parents and trashed = false`, this.context.config.page_size, pageToken);
+        for (const item of page.files) {
+          this.context.signal.throwIfAborted();
+          if (item.mimeType === FOLDER_MIME_TYPE) {
+            this.tree.rememberFolder(item);
+            pending.push(item.id);
+          }
+          if (this.itemsRead.has(item.id)) continue;
+          const entity = await this.entityOf(item);
+          if (entity) yield entity;
+        }
+        pageToken = page.nextPageToken ?? null;
+      } while (pageToken);
+    }
   }
 
   /** The folder or file entity of an item; null (reported as skipped) when its content cannot be read. */
   private async entityOf(item: DriveFile): Promise<SourceEntity | null> {
+    this.itemsRead.add(item.id);
     const breadcrumbs = await this.tree.breadcrumbs(item);
     if (item.mimeType === FOLDER_MIME_TYPE) return folderEntity(item, breadcrumbs);
     const content = await readFileText(this.api, item, this.context.config.max_file_bytes, this.context.logger);
@@ -199,6 +230,9 @@ export class DriveRun implements SourceRun<DriveCursor> {
     };
   }
 }
+
+/** A value inside a quoted query term (ref-search-terms: quotes and backslashes escaped with a backslash). */
+const quoted = (value: string) => value.replace(/[\\']/g, '\\$&');
 
 const date = (value: string | undefined) => (value ? new Date(value) : null);
 

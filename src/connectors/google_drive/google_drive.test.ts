@@ -43,7 +43,11 @@ function seed(fake: FakeGoogleDrive) {
   fake.add({ id: 'b-restart', name: 'restart.md', mimeType: 'text/markdown', driveId: '0AEngineering', parent: 'f-runbooks', content: Buffer.from('Restart the service with care.') });
 }
 
-const countsByType = (entities: { entityType: string }[]) => entities.reduce<Record<string, number>>((counts, entity) => ({ ...counts, [entity.entityType]: (counts[entity.entityType] ?? 0) + 1 }), {});
+function countsByType(entities: { entityType: string }[]) {
+  const counts: Record<string, number> = {};
+  for (const entity of entities) counts[entity.entityType] = (counts[entity.entityType] ?? 0) + 1;
+  return counts;
+}
 
 describe("google_drive source, against a local server speaking Google's Drive API v3", () => {
   let fake: FakeGoogleDrive;
@@ -125,6 +129,20 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     const third = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: second.cursor });
     expect({ ids: third.ids, deletes: third.deletes }).toEqual({ ids: [], deletes: [] });
     expect(third.cursor).toEqual(second.cursor);
+  });
+
+  test('a renamed folder has its subtree read again with the new breadcrumbs; a trashed folder takes its subtree with it', async () => {
+    const first = await collectRun(googleDrive, { config: config(), credentials: credentials() });
+    fake.update('f-apollo', { name: 'Apollo 11' });
+    const renamed = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: first.cursor });
+    expect(renamed.ids).toEqual(['d-plan', 'f-apollo', 's-budget']);
+    expect(renamed.byId.get('s-budget')!.breadcrumbs.map((crumb) => crumb.name)).toEqual(['My Drive', 'Projects', 'Apollo 11']);
+    expect(fake.requestsTo(/^\/drive\/v3\/files$/).at(-1)!.query.q).toBe("'f-apollo' in parents and trashed = false");
+
+    fake.trash('f-projects');
+    const trashed = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: renamed.cursor });
+    expect(trashed.ids).toEqual([]);
+    expect(trashed.deletes).toEqual(['b-notes', 'd-plan', 'f-apollo', 'f-projects', 's-budget']);
   });
 
   test('changes pages are checkpointed, and a shared drive left is deleted', async () => {

@@ -219,10 +219,15 @@ export class FakeGoogleDrive {
     this.recordChange('file', id, time);
   }
 
+  /** Trashed with everything below it ("either explicitly or from a trashed parent folder"), each a change. */
   trash(id: string): void {
-    const item = this.items.get(id)!;
-    item.trashed = true;
-    this.recordChange('file', id, this.tick());
+    const time = this.tick();
+    const trashed = [id];
+    for (let index = 0; index < trashed.length; index++) {
+      this.items.get(trashed[index]!)!.trashed = true;
+      this.recordChange('file', trashed[index]!, time);
+      for (const child of this.items.values()) if (child.parents?.includes(trashed[index]!)) trashed.push(child.id);
+    }
   }
 
   /** Deleted for good (emptied from the trash): the changes list reports it `removed`. */

@@ -44,9 +44,10 @@ const notion: Connector<NotionConfig, NotionToken, NotionCursor> = {
 
   async validate(context) {
     try {
-      await new NotionApi(context.http, context.config.api_url).me();
+      await new NotionApi(context.http, context.config.api_url).workspaceName();
     } catch (error) {
-      if (error instanceof UnexpectedNotionAnswerError || (error instanceof SourceHttpError && error.status === 404)) {
+      // A refused token is CredentialsRejectedError already; any other refusal or shape means this is not Notion's API.
+      if (error instanceof UnexpectedNotionAnswerError || error instanceof SourceHttpError) {
         throw new SourceConfigError('api_url', `${context.config.api_url} does not answer as Notion's API: ${error.message}`);
       }
       throw error;

@@ -107,10 +107,15 @@ export class NotionApi {
     this.base = apiUrl.replace(/\/+$/, '');
   }
 
-  /** The bot user of the token; a cheap request that the token is accepted. */
-  async me() {
-    const response = await this.http.getJson(`${this.base}/v1/users/me`, { headers: this.headers });
-    return parse(BotUser, response.body, 'GET /v1/users/me');
+  /**
+   * The workspace's name, from the token's bot user (`GET /v1/users/me`): a cheap request that the
+   * token is accepted. Null when Notion does not say, or refuses (403) an integration without the
+   * capability to read user information.
+   */
+  async workspaceName(): Promise<string | null> {
+    const response = await this.http.getJson(`${this.base}/v1/users/me`, { headers: this.headers, acceptStatuses: [403] });
+    if (response.status === 403) return null;
+    return parse(BotUser, response.body, 'GET /v1/users/me').bot?.workspace_name ?? null;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { TokenRequestRefusedError, requestTokens } from '../../modules/connections/oauth/token-endpoint.js';
 import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection, silentLogger } from '../connector-testing.js';
-import { CredentialsRejectedError, TemporarilyUnavailableError } from '../contract/errors.js';
+import { CredentialsRejectedError, SourceConfigError, TemporarilyUnavailableError } from '../contract/errors.js';
 import { createSourceHttpClient } from '../contract/http-client.js';
 import { parseCredentials } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
@@ -275,6 +275,16 @@ describe("notion source, against a local server speaking Notion's API", () => {
 
     await notion.validate(connectionContext(notion, { config: config(), credentials: { token: TOKEN }, http: httpFor(config(), { token: TOKEN }) }), connectorEnvironment());
     expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/users/me', status: 200 });
+  });
+
+  test('an API URL that does not answer as Notion is a config error on api_url', async () => {
+    const elsewhere = config({ api_url: `${fake.url}/elsewhere` });
+    const error = await rejection(notion.validate(connectionContext(notion, { config: elsewhere, credentials: { token: TOKEN }, http: httpFor(elsewhere, { token: TOKEN }) }), connectorEnvironment()));
+
+    expect(error).toBeInstanceOf(SourceConfigError);
+    expect((error as SourceConfigError).field).toBe('api_url');
+    expect(error.message).toContain('invalid_request_url');
+    expect(error.message).not.toContain(TOKEN);
   });
 
   test('a pasted token must look like an internal integration token', () => {

@@ -7,7 +7,8 @@ export const DEFAULT_API_URL = 'https://api.notion.com';
 export const NotionConfig = z
   .strictObject({
     api_url: z
-      .url({ protocol: /^https?$/ })
+      .string()
+      .check(z.url({ protocol: /^https?$/ }))
       .default(DEFAULT_API_URL)
       .meta({ title: 'API URL', description: "Notion's API origin (change it only for a proxy in front of Notion, or a test server)" }),
     full_listing_every_hours: z

@@ -48,7 +48,7 @@ export function notionRun(context: NotionContext): SourceRun<NotionCursor> {
   let next: NotionCursor | null = null;
   const items = async function* (): AsyncGenerator<SourceItem> {
     const api = new NotionApi(context.http, apiUrl);
-    const tree = new PageTree(api, previous?.objects ?? {}, (await api.me()).bot?.workspace_name || 'Notion workspace');
+    const tree = new PageTree(api, previous?.objects ?? {}, (await api.workspaceName()) || 'Notion workspace');
     const listed = await list(api, mode, previous);
     const objects: Record<string, TrackedObject> = mode === 'full' ? {} : { ...previous!.objects };
     const unchanged: SearchResult[] = [];

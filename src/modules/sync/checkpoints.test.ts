@@ -1,0 +1,39 @@
+import { describe, expect, test } from '@jest/globals';
+import { RunCheckpoints } from './checkpoints.js';
+
+describe('RunCheckpoints', () => {
+  test('a checkpoint is due once every item yielded before it is committed, the latest due one wins', async () => {
+    const checkpoints = new RunCheckpoints();
+    // A source that checkpoints after items 2 and 4 (as the stub does every CHECKPOINT_EVERY items).
+    const source = async function* () {
+      for (let index = 1; index <= 5; index++) {
+        yield index;
+        if (index % 2 === 0) checkpoints.checkpoint({ after: index });
+      }
+    };
+    const read: number[] = [];
+    const committed: (unknown | undefined)[] = [];
+    for await (const item of checkpoints.count(source())) {
+      read.push(item);
+      // The pipeline commits a batch of three items after the third, and the rest at the end.
+      if (read.length === 3) committed.push(checkpoints.committedThrough(3)?.cursor);
+    }
+    committed.push(checkpoints.committedThrough(5)?.cursor);
+    // Items 1–3 committed: the checkpoint after 2 is due; the one after 4 waits for the last batch.
+    expect(committed).toEqual([{ after: 2 }, { after: 4 }]);
+    expect(checkpoints.committedThrough(5)).toBeUndefined();
+  });
+
+  test('nothing is due before the items it covers are committed', async () => {
+    const checkpoints = new RunCheckpoints();
+    const source = async function* () {
+      yield 'a';
+      yield 'b';
+      checkpoints.checkpoint('after b');
+    };
+    const items: string[] = [];
+    for await (const item of checkpoints.count(source())) items.push(item);
+    expect(checkpoints.committedThrough(1)).toBeUndefined();
+    expect(checkpoints.committedThrough(2)).toEqual({ cursor: 'after b' });
+  });
+});

@@ -1,4 +1,4 @@
-import type { Connector } from '../connector.js';
+import { type Connector, httpOrigins } from '../connector.js';
 import { DriveApi } from './drive-api.js';
 import { DriveRun } from './drive-sync.js';
 import { DriveConfig, DriveCursor, PastedToken } from './schemas.js';
@@ -39,7 +39,7 @@ const connector: Connector<DriveConfig, PastedToken, DriveCursor> = {
   labels: ['files', 'storage', 'documents'],
   outputEntityDefinitions: ['GoogleDriveSharedDriveEntity', 'GoogleDriveFolderEntity', 'GoogleDriveFileEntity'],
 
-  credentialTargets: (config) => [new URL(config.api_url).origin],
+  credentialTargets: (config) => httpOrigins(config.api_url),
 
   /** A listing of one item proves the token and its scope; a chosen shared drive must be readable. */
   async validate({ config, http, signal }) {

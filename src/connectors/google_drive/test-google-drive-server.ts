@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DRIVE_DEFAULT, FILE_DEFAULT, fileNotFound, googleError, json, matcherOf, paginate, readBody, select } from './test-google-drive-protocol.js';
 
 /**
  * Test helper: a local HTTP server speaking the part of the Google Drive API v3 and of Google's
@@ -415,9 +416,6 @@ export class FakeGoogleDrive {
   }
 }
 
-const FILE_DEFAULT = { kind: true, id: true, name: true, mimeType: true } as const;
-const DRIVE_DEFAULT = { kind: true, id: true, name: true } as const;
-
 const ownerResource = () => ({ kind: 'drive#user', ...USER, me: true, permissionId: '0123456789' });
 const driveResource = (drive: FakeDrive) => ({ kind: 'drive#drive', id: drive.id, name: drive.name, createdTime: drive.createdTime });
 
@@ -427,116 +425,4 @@ function webViewLink(item: FakeItem): string {
   if (item.mimeType === GOOGLE_SHEET) return `https://docs.google.com/spreadsheets/d/${item.id}/edit?usp=drivesdk`;
   if (item.mimeType === GOOGLE_SLIDES) return `https://docs.google.com/presentation/d/${item.id}/edit?usp=drivesdk`;
   return `https://drive.google.com/file/d/${item.id}/view?usp=drivesdk`;
-}
-
-/** The conjunction of query terms the connector sends (see ref-search-terms); null for anything else. */
-function matcherOf(q: string): ((item: FakeItem) => boolean) | null {
-  if (q.trim() === '') return () => true;
-  const terms = q.split(/\s+and\s+/i).map((term) => term.trim());
-  const tests: ((item: FakeItem) => boolean)[] = [];
-  for (const term of terms) {
-    let match: RegExpExecArray | null;
-    if ((match = /^trashed\s*=\s*(true|false)$/.exec(term))) {
-      const trashed = match[1] === 'true';
-      tests.push((item) => item.trashed === trashed);
-    } else if ((match = /^mimeType\s*(=|!=)\s*'([^']*)'$/.exec(term))) {
-      const [, operator, value] = match;
-      tests.push((item) => (item.mimeType === value) === (operator === '='));
-    } else if ((match = /^'([^']*)'\s+in\s+parents$/.exec(term))) {
-      const parent = match[1]!;
-      tests.push((item) => item.parents?.includes(parent) ?? false);
-    } else return null;
-  }
-  return (item) => tests.every((test) => test(item));
-}
-
-/** Offset pagination behind opaque tokens bound to the listing they belong to. */
-function paginate<T>(items: T[], params: URLSearchParams, defaultSize: number, maxSize: number, listing: string) {
-  const pageSize = Math.max(1, Math.min(maxSize, Number(params.get('pageSize') ?? defaultSize)));
-  let offset = 0;
-  const token = params.get('pageToken');
-  if (token) {
-    try {
-      const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { offset: number; listing: string };
-      if (decoded.listing !== listing) return null;
-      offset = decoded.offset;
-    } catch {
-      return null;
-    }
-  }
-  const next = offset + pageSize;
-  return { items: items.slice(offset, next), nextPageToken: next < items.length ? Buffer.from(JSON.stringify({ offset: next, listing })).toString('base64url') : null };
-}
-
-type FieldTree = { [name: string]: true | FieldTree };
-
-/** Google's `fields` syntax: names separated by commas, sub-selections in parentheses. */
-function parseFields(fields: string): FieldTree {
-  let position = 0;
-  const level = (): FieldTree => {
-    const tree: FieldTree = {};
-    while (position < fields.length) {
-      const name = /^[A-Za-z_*][\w*]*/.exec(fields.slice(position))?.[0];
-      if (!name) throw new Error(`bad fields selector at ${position}: ${fields}`);
-      position += name.length;
-      if (fields[position] === '(') {
-        position++;
-        tree[name] = level();
-        position++; // ')'
-      } else tree[name] = true;
-      if (fields[position] === ',') position++;
-      else break;
-    }
-    return tree;
-  };
-  return level();
-}
-
-/** A partial response: only the selected fields (`*` for all), or the method's default set. */
-function select(value: unknown, fields: string | null, defaults: FieldTree): unknown {
-  return pick(value, fields ? parseFields(fields.replace(/\s+/g, '')) : defaults);
-}
-
-function pick(value: unknown, tree: FieldTree | true): unknown {
-  if (tree === true || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((element) => pick(element, tree));
-  if (tree['*']) return value;
-  const result: Record<string, unknown> = {};
-  for (const [name, sub] of Object.entries(tree)) {
-    const field = (value as Record<string, unknown>)[name];
-    if (field !== undefined) result[name] = pick(field, sub);
-  }
-  return result;
-}
-
-function json(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' });
-  response.end(JSON.stringify(body));
-}
-
-function googleError(
-  response: ServerResponse,
-  status: number,
-  reason: string,
-  message: string,
-  headers: Record<string, string> = {},
-  extra: { status?: string; location?: string; locationType?: string } = {},
-): void {
-  const domain = /RateLimit|Limit/.test(reason) ? 'usageLimits' : 'global';
-  const { status: statusName, ...location } = extra;
-  for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
-  json(response, status, { error: { code: status, message, errors: [{ message, domain, reason, ...location }], ...(statusName ? { status: statusName } : {}) } });
-}
-
-function fileNotFound(response: ServerResponse, id: string): void {
-  googleError(response, 404, 'notFound', `File not found: ${id}.`, {}, { location: 'fileId', locationType: 'parameter' });
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    request.on('error', reject);
-  });
 }

@@ -7,7 +7,8 @@ import { parseCredentials } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import notion from './index.js';
 import type { NotionCursor } from './schemas.js';
-import { blocks, TestNotionServer } from './test-notion-server.js';
+import { blocks } from './test-notion-content.js';
+import { TestNotionServer } from './test-notion-server.js';
 
 const TOKEN = 'ntn_internal_integration_token_1';
 const { paragraph, heading, bullet, numbered, todo, code, quote, callout, toggle, table, columns, divider } = blocks;
@@ -301,7 +302,7 @@ describe("notion source, against a local server speaking Notion's API", () => {
     expect(spec.authorizeUrl(parsedConfig(notion, {}))).toBe('https://api.notion.com/v1/oauth/authorize');
     const client = { clientId: 'public-integration', clientSecret: 'integration-secret' };
     const redirectUri = 'https://catchment.example/oauth/callback';
-    const code = fake.authorize(client.clientId, client.clientSecret, redirectUri);
+    const code = fake.oauth.authorize(client.clientId, client.clientSecret, redirectUri);
 
     const granted = await requestTokens({ spec, config: parsed, client, grant: { type: 'authorization_code', code, redirectUri }, allowPrivateNetworks: true });
     const exchange = fake.requests.at(-1)!;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeBlock, type Parent, text } from './test-notion-content.js';
+import { TestNotionOAuth } from './test-notion-oauth.js';
 
 /**
  * Test helper: a local HTTP server speaking Notion's REST API (version 2022-06-28) as its reference
@@ -18,24 +20,10 @@ import type { AddressInfo } from 'node:net';
  *   `POST /v1/databases/{id}/query` — /reference/post-database-query; `GET /v1/pages/{id}`,
  *   `/v1/databases/{id}`, `/v1/blocks/{id}` — /reference/retrieve-a-page, -database, -block;
  *   `GET /v1/users/me` (the bot, with `bot.workspace_name`) — /reference/get-self
- * - `POST /v1/oauth/token`: HTTP Basic client authentication, a JSON body with `grant_type`
- *   `authorization_code` (`code`, `redirect_uri`) or `refresh_token` (each refresh returns a new access
- *   token and a new refresh token), answering `access_token`, `token_type: "bearer"`, `refresh_token`,
- *   `bot_id`, `workspace_*`, `owner`; OAuth errors as `{"error","error_description"}` (RFC 6749 §5.2)
- *   — /reference/create-a-token, /reference/refresh-a-token, /docs/authorization
+ * - `POST /v1/oauth/token`: see test-notion-oauth.ts
  * Sub-pages and databases also appear as `child_page` / `child_database` blocks of their parent, with
  * the same id, as in Notion. Edit times advance one hour per change and are whole minutes (Notion rounds them).
  */
-
-export type Parent = { type: 'workspace'; workspace: true } | { type: 'page_id'; page_id: string } | { type: 'database_id'; database_id: string } | { type: 'block_id'; block_id: string };
-
-export interface FakeBlock {
-  id?: string;
-  type: string;
-  /** What Notion holds under the block's type key (`{ rich_text: [...] }`…). */
-  content: Record<string, unknown>;
-  children?: FakeBlock[];
-}
 
 interface StoredBlock {
   id: string;
@@ -73,39 +61,6 @@ export interface RecordedRequest {
   status: number;
 }
 
-interface OAuthClient {
-  secret: string;
-  redirectUri: string;
-}
-
-/** Notion's rich text item for a plain string. */
-export const text = (content: string, href: string | null = null) => ({
-  type: 'text',
-  text: { content, link: href ? { url: href } : null },
-  annotations: { bold: false, italic: false, strikethrough: false, underline: false, code: false, color: 'default' },
-  plain_text: content,
-  href,
-});
-
-/** Block builders, in Notion's shapes. */
-export const blocks = {
-  paragraph: (content: string, children?: FakeBlock[]): FakeBlock => ({ type: 'paragraph', content: { rich_text: [text(content)], color: 'default' }, children }),
-  heading: (level: 1 | 2 | 3, content: string): FakeBlock => ({ type: `heading_${level}`, content: { rich_text: [text(content)], color: 'default', is_toggleable: false } }),
-  bullet: (content: string, children?: FakeBlock[]): FakeBlock => ({ type: 'bulleted_list_item', content: { rich_text: [text(content)], color: 'default' }, children }),
-  numbered: (content: string): FakeBlock => ({ type: 'numbered_list_item', content: { rich_text: [text(content)], color: 'default' } }),
-  todo: (content: string, checked: boolean): FakeBlock => ({ type: 'to_do', content: { rich_text: [text(content)], checked, color: 'default' } }),
-  code: (content: string, language: string): FakeBlock => ({ type: 'code', content: { rich_text: [text(content)], caption: [], language } }),
-  quote: (content: string): FakeBlock => ({ type: 'quote', content: { rich_text: [text(content)], color: 'default' } }),
-  callout: (content: string, emoji: string): FakeBlock => ({ type: 'callout', content: { rich_text: [text(content)], icon: { type: 'emoji', emoji }, color: 'default' } }),
-  toggle: (content: string, children: FakeBlock[]): FakeBlock => ({ type: 'toggle', content: { rich_text: [text(content)], color: 'default' }, children }),
-  table: (rows: string[][], hasColumnHeader: boolean): FakeBlock => ({
-    type: 'table',
-    content: { table_width: rows[0]?.length ?? 0, has_column_header: hasColumnHeader, has_row_header: false },
-    children: rows.map((cells) => ({ type: 'table_row', content: { cells: cells.map((cell) => [text(cell)]) } })),
-  }),
-  columns: (...columns: FakeBlock[][]): FakeBlock => ({ type: 'column_list', content: {}, children: columns.map((children) => ({ type: 'column', content: {}, children })) }),
-  divider: (): FakeBlock => ({ type: 'divider', content: {} }),
-};
 
 const START = Date.UTC(2025, 0, 6, 9, 0);
 const HOUR = 3_600_000;
@@ -141,10 +96,11 @@ export class TestNotionServer {
   workspaceName = 'Acme';
   /** Most results a list page holds, whatever `page_size` asks (Notion may return fewer than asked). */
   pageSize = MAX_PAGE_SIZE;
-  readonly oauthClients = new Map<string, OAuthClient>();
-  /** Authorization codes Notion issued (single use). */
-  readonly codes = new Set<string>();
-  private readonly refreshTokens = new Set<string>();
+  /** The token endpoint; its access tokens are valid at the API. */
+  readonly oauth = new TestNotionOAuth(
+    () => this.workspaceName,
+    (accessToken) => this.tokens.add(accessToken),
+  );
   private readonly objects = new Map<string, StoredObject>();
   private readonly blocks = new Map<string, StoredBlock>();
   private clock = START;
@@ -226,14 +182,6 @@ export class TestNotionServer {
 
   childBlockIds(blockId: string): string[] {
     return [...this.blocks.get(blockId)!.children];
-  }
-
-  /** Registers an OAuth client (a public integration) and issues an authorization code for it. */
-  authorize(clientId: string, secret: string, redirectUri: string): string {
-    this.oauthClients.set(clientId, { secret, redirectUri });
-    const code = `code-${randomUUID()}`;
-    this.codes.add(code);
-    return code;
   }
 
   webUrlOf(id: string): string {
@@ -394,45 +342,6 @@ export class TestNotionServer {
     throw new NotionError(400, 'invalid_request_url', 'Invalid request URL.');
   }
 
-  private token(request: IncomingMessage, body: Record<string, unknown>): { status: number; body: unknown } {
-    const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? '');
-    const [clientId, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString('utf8').split(':') : [];
-    const client = clientId ? this.oauthClients.get(clientId) : undefined;
-    if (!client || client.secret !== secret) return { status: 401, body: { error: 'invalid_client', error_description: 'Client authentication failed.' } };
-    const grant = (token: string) => {
-      const accessToken = `ntn_access_${randomUUID()}`;
-      const refreshToken = `ntn_refresh_${randomUUID()}`;
-      this.tokens.add(accessToken);
-      this.refreshTokens.add(refreshToken);
-      return {
-        status: 200,
-        body: {
-          access_token: accessToken,
-          token_type: 'bearer',
-          refresh_token: refreshToken,
-          bot_id: 'bot-1',
-          workspace_name: this.workspaceName,
-          workspace_icon: null,
-          workspace_id: 'workspace-1',
-          owner: { type: 'user', user: { object: 'user', id: 'user-1', type: 'person', name: 'Ada', avatar_url: null, person: { email: 'ada@example.com' } } },
-          duplicated_template_id: null,
-          request_id: token,
-        },
-      };
-    };
-    if (body.grant_type === 'authorization_code') {
-      if (typeof body.code !== 'string' || !this.codes.delete(body.code)) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid code.' } };
-      if (body.redirect_uri !== client.redirectUri) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid redirect_uri.' } };
-      return grant(randomUUID());
-    }
-    if (body.grant_type === 'refresh_token') {
-      // Each refresh replaces the refresh token: the old one is spent.
-      if (typeof body.refresh_token !== 'string' || !this.refreshTokens.delete(body.refresh_token)) return { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid refresh token.' } };
-      return grant(randomUUID());
-    }
-    return { status: 400, body: { error: 'unsupported_grant_type', error_description: 'Unsupported grant type.' } };
-  }
-
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const chunks: Buffer[] = [];
@@ -456,7 +365,7 @@ export class TestNotionServer {
       }
       record.body = raw ? body : null;
       if (method === 'POST' && url.pathname === '/v1/oauth/token') {
-        const answer = this.token(request, body);
+        const answer = this.oauth.answer(request.headers.authorization, body);
         return send(answer.status, answer.body);
       }
       const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '');

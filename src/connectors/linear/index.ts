@@ -12,9 +12,22 @@ import { ORGANIZATION, organizationAnswer } from './queries.js';
 
 const DEFAULT_API_URL = 'https://api.linear.app';
 
+const apiUrl = z
+  .string()
+  .trim()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
+    } catch {
+      return false;
+    }
+  }, 'Must be an http(s) URL without user info, query or fragment, such as https://api.linear.app')
+  // One spelling: the GraphQL and token endpoints are appended to it.
+  .transform((value) => value.replace(/\/+$/, ''));
+
 const config = z.strictObject({
-  api_url: z
-    .url({ protocol: /^https?$/ })
+  api_url: apiUrl
     .default(DEFAULT_API_URL)
     .meta({ title: 'API URL', description: 'Origin of the Linear API (its GraphQL endpoint is <API URL>/graphql and its OAuth token endpoint <API URL>/oauth/token).' }),
   include_comments: z.boolean().default(true).meta({ title: 'Include comments', description: 'Index the comments of issues.' }),
@@ -37,8 +50,6 @@ const apiKey = z.strictObject({
 });
 type ApiKey = z.infer<typeof apiKey>;
 
-const origin = (config: LinearConfig) => new URL(config.api_url).origin;
-
 const connector: Connector<LinearConfig, ApiKey, LinearCursor> = {
   shortName: 'linear',
   name: 'Linear',
@@ -49,7 +60,7 @@ const connector: Connector<LinearConfig, ApiKey, LinearCursor> = {
     oauth: {
       // Linear's authorize page is on its app's origin, whatever the API URL; the token endpoint is on the API's.
       authorizeUrl: () => 'https://linear.app/oauth/authorize',
-      tokenUrl: (config) => `${origin(config)}/oauth/token`,
+      tokenUrl: (config) => `${config.api_url}/oauth/token`,
       scopes: ['read'],
       // "Comma separated list of scopes" (linear.app/developers/oauth-2-0-authentication).
       scopeSeparator: ',',

@@ -4,6 +4,7 @@ import { requestTokens, TokenRequestRefusedError } from '../../modules/connectio
 import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError } from '../connector.js';
 import { collectRun, connectionContext, connectorEnvironment, rejection } from '../connector-testing.js';
 import type { OAuth2Spec } from '../contract/auth.js';
+import { credentialsSchemaOf, describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import { rateLimitWaitMs } from './graphql.js';
 import connector from './index.js';
@@ -298,5 +299,21 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
     expect(connector.authHeaders!('tok', 'oauth')).toEqual({ Authorization: 'Bearer tok' });
     expect(connector.authHeaders!('lin_api_x', 'pasted')).toEqual({ Authorization: 'lin_api_x' });
     expect(connector.credentialTargets(config, null)).toEqual(['https://api.linear.app']);
+    expect(describeSchema(connector.config).fields.map((field) => [field.name, field.type, field.default])).toEqual([
+      ['api_url', 'string', '"https://api.linear.app"'],
+      ['include_comments', 'boolean', 'true'],
+      ['include_documents', 'boolean', 'true'],
+      ['page_size', 'integer', '50'],
+    ]);
+    expect(describeSchema(credentialsSchemaOf(connector)!).fields).toMatchObject([{ name: 'api_key', type: 'string', required: true, isSecret: true }]);
+  });
+
+  test('config: a URL that is not http(s), a page size beyond 100 and unknown fields are 422 items on config.*', () => {
+    expect(parseConfig(connector, { api_url: 'ftp://api.linear.app', page_size: 500, team: 'ENG' }).issues).toEqual([
+      expect.objectContaining({ loc: ['config', 'api_url'], type: 'value_error' }),
+      expect.objectContaining({ loc: ['config', 'page_size'], type: 'less_than_equal' }),
+      expect.objectContaining({ loc: ['config', 'team'], type: 'extra_forbidden' }),
+    ]);
+    expect(parseConfig(connector, { api_url: 'https://linear.example.com/api/' }).value).toMatchObject({ api_url: 'https://linear.example.com/api', page_size: 50 });
   });
 });

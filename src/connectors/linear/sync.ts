@@ -58,7 +58,7 @@ const gone = (node: SyncedNode) => node.archivedAt !== null || node.trashed === 
 const idOf: Record<StreamName, (id: string) => string> = { teams: entityId.team, projects: entityId.project, documents: entityId.document, issues: entityId.issue, comments: entityId.comment };
 
 export function graphqlClient(context: Pick<LinearContext, 'config' | 'http' | 'tokens' | 'signal'>): LinearGraphql {
-  return new LinearGraphql({ http: context.http, endpoint: new URL('graphql', `${context.config.api_url.replace(/\/+$/, '')}/`).href, tokens: context.tokens, signal: context.signal });
+  return new LinearGraphql({ http: context.http, endpoint: `${context.config.api_url}/graphql`, tokens: context.tokens, signal: context.signal });
 }
 
 export function runSync(context: LinearContext): SourceRun<LinearCursor> {

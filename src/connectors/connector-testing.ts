@@ -1,9 +1,9 @@
 import { expect } from '@jest/globals';
 import { createLogger } from '../platform/logger.js';
 import { WebClient } from '../platform/http/web-client.js';
-import type { ConnectionContext, Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem } from './connector.js';
+import type { ConnectionContext, Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem, SyncContext } from './connector.js';
 import { createSourceHttpClient } from './contract/http-client.js';
-import { parseConfig } from './contract/schemas.js';
+import { parseConfig, parseCredentials } from './contract/schemas.js';
 import type { SourceHttpClient, TokenProvider } from './contract/source-http.js';
 
 /** What connector unit tests share: a quiet logger, parsed configs, contexts, a whole run collected, a rejection. */
@@ -21,10 +21,18 @@ export function parsedConfig<Config>(connector: Connector<Config>, config: unkno
   return parsed.value;
 }
 
-interface ConnectionOptions<Credentials> {
+/** `credentials` parsed by the connector's schema (its fields or pasted token), as the platform stores them; the test fails on any issue. */
+export function parsedCredentials<Credentials>(connector: Connector<unknown, Credentials>, credentials: unknown): Credentials | null {
+  const parsed = parseCredentials(connector, credentials);
+  expect(parsed.issues).toEqual([]);
+  return parsed.value;
+}
+
+interface ConnectionOptions {
   /** Given as a user would send it: parsed with the connector's schema. */
   config: unknown;
-  credentials?: Credentials | null;
+  /** Given as a user would send them (null: none, as for OAuth connections): parsed with the connector's schema. */
+  credentials?: unknown;
   tokens?: TokenProvider | null;
   /** Instead of the platform's client (built with `allowPrivateNetworks: true`, for loopback servers). */
   http?: SourceHttpClient;
@@ -34,9 +42,10 @@ interface ConnectionOptions<Credentials> {
 /** The context `validate` and `search` get, built as the platform builds it. */
 export function connectionContext<Config, Credentials>(
   connector: Connector<Config, Credentials>,
-  { config: given, credentials = null, tokens = null, http, signal = new AbortController().signal }: ConnectionOptions<Credentials>,
+  { config: givenConfig, credentials: givenCredentials = null, tokens = null, http, signal = new AbortController().signal }: ConnectionOptions,
 ): ConnectionContext<Config, Credentials> {
-  const config = parsedConfig(connector, given);
+  const config = parsedConfig(connector, givenConfig);
+  const credentials = givenCredentials === null ? null : parsedCredentials(connector, givenCredentials);
   return {
     config,
     credentials,
@@ -47,34 +56,35 @@ export function connectionContext<Config, Credentials>(
   };
 }
 
+interface RunOptions<Cursor> extends ConnectionOptions {
+  cursor?: Cursor | null;
+  resuming?: boolean;
+  /** Where saved checkpoints go: pass an array to keep those of a run that fails. */
+  checkpoints?: Cursor[];
+  reportSkipped?: (item: SkippedItem) => void;
+}
+
+/** The context `sync` gets, built as the platform builds it (see connectionContext). */
+export function syncContext<Config, Credentials, Cursor>(
+  connector: Connector<Config, Credentials, Cursor>,
+  { cursor = null, resuming = false, checkpoints = [], reportSkipped, ...options }: RunOptions<Cursor>,
+): SyncContext<Config, Credentials, Cursor> {
+  return {
+    ...connectionContext(connector, options),
+    cursor,
+    resuming,
+    checkpoint: (saved) => checkpoints.push(structuredClone(saved)),
+    ...(reportSkipped ? { reportSkipped } : {}),
+  };
+}
+
 /** Runs a sync to its end (config parsed, defaults applied) and sorts what it yielded; `checkpoints` are the cursors it saved on the way, in order. */
 export async function collectRun<Config, Credentials, Cursor>(
   connector: Connector<Config, Credentials, Cursor>,
-  {
-    cursor = null,
-    resuming = false,
-    environment = connectorEnvironment(),
-    checkpoints = [],
-    ...options
-  }: ConnectionOptions<Credentials> & {
-    cursor?: Cursor | null;
-    resuming?: boolean;
-    environment?: ConnectorEnvironment;
-    /** Where saved checkpoints go: pass an array to keep those of a run that fails. */
-    checkpoints?: Cursor[];
-  },
+  { environment = connectorEnvironment(), checkpoints = [], ...options }: RunOptions<Cursor> & { environment?: ConnectorEnvironment },
 ) {
   const skipped: SkippedItem[] = [];
-  const run = connector.sync(
-    {
-      ...connectionContext(connector, options),
-      cursor,
-      resuming,
-      checkpoint: (saved) => checkpoints.push(structuredClone(saved)),
-      reportSkipped: (item) => skipped.push(item),
-    },
-    environment,
-  );
+  const run = connector.sync(syncContext(connector, { ...options, checkpoints, reportSkipped: (item) => skipped.push(item) }), environment);
   const items: SourceItem[] = [];
   for await (const item of run.items) items.push(item);
   const entities = items.filter((item): item is SourceEntity => 'entityId' in item);

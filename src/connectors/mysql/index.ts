@@ -1,6 +1,8 @@
 import mysql from 'mysql2/promise';
+import { z } from 'zod';
 import { CredentialsRejectedError, SourceUnreachableError, type Connector } from '../connector.js';
-import { sqlConfigFields, sqlConnectorBase, type Column, type ColumnKind, type PageRequest, type Row, type SqlDialect, type SqlSession, type SqlTarget, type SqlTimeouts, type Table } from '../sql/sql-source.js';
+import { sqlConfigFields, type SqlConfig, type SqlCredentials, type SqlCursor } from '../sql/sql-settings.js';
+import { sqlConnectorBase, type Column, type ColumnKind, type PageRequest, type Row, type SqlDialect, type SqlSession, type SqlTarget, type SqlTimeouts, type Table } from '../sql/sql-source.js';
 
 /**
  * `mysql` (MySQL and MariaDB): rows of tables as entities, like `postgresql` (see
@@ -155,13 +157,13 @@ const dialect: SqlDialect<MysqlSession> = {
   },
 };
 
-const connector: Connector = {
+const connector: Connector<SqlConfig, SqlCredentials, SqlCursor> = {
   shortName: 'mysql',
   name: 'MySQL / MariaDB',
   description:
     'Rows of MySQL or MariaDB tables as entities (database and table as breadcrumbs, the primary key as id, text columns as text, every column in the fields). Full syncs remove deleted rows; a cursor column makes syncs incremental.',
   ...sqlConnectorBase(dialect),
-  configFields: sqlConfigFields(dialect, "Databases (MySQL's schemas) to read; empty reads the connection's database."),
+  config: z.strictObject(sqlConfigFields(dialect, "Databases (MySQL's schemas) to read; empty reads the connection's database.")),
   federatedSearch: false,
   outputEntityDefinitions: ['MysqlRow'],
 };

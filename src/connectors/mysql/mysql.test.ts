@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { createLogger } from '../../platform/logger.js';
 import { CredentialsRejectedError, isFederated, type SourceEntity, type SourceItem } from '../connector.js';
+import type { SqlCursor } from '../sql/sql-settings.js';
 import connector from './index.js';
 import { createMysqlTestDatabase, type MysqlTestDatabase } from './test-database.js';
-import { connectorEnvironment } from '../connector-testing.js';
+import { connectionContext, connectorEnvironment, syncContext } from '../connector-testing.js';
 
-const logger = createLogger('silent');
 const environment = connectorEnvironment();
 
 let database: MysqlTestDatabase;
@@ -35,8 +34,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function collect(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) {
-  const run = connector.sync({ config, credentials, cursor, signal: new AbortController().signal, logger }, environment);
+async function collect(config: Record<string, unknown>, cursor: SqlCursor | null = null) {
+  const run = connector.sync(syncContext(connector, { config, credentials, cursor }), environment);
   const items: SourceItem[] = [];
   for await (const item of run.items) items.push(item);
   return { entities: items.filter((item): item is SourceEntity => 'entityId' in item), keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])), complete: run.complete, cursor: run.nextCursor() };
@@ -81,7 +80,7 @@ describe('mysql connector (on MariaDB)', () => {
   });
 
   test('validate: a wrong password, an unknown database and an unreachable server are refused with the server\'s words, never the password', async () => {
-    const validate = (config: Record<string, unknown>, given = credentials) => connector.validate({ config, credentials: given, logger }, environment);
+    const validate = async (config: Record<string, unknown>, given: Record<string, unknown> = credentials) => connector.validate(connectionContext(connector, { config, credentials: given }), environment);
     await expect(validate({ tables: ['notes'], cursor_column: 'updated_at' })).resolves.toBeUndefined();
     const wrong = await validate({}, { ...credentials, password: 'not-the-password-xyz' }).catch((error: unknown) => error);
     expect(wrong).toBeInstanceOf(CredentialsRejectedError);

@@ -1,10 +1,9 @@
 import pg from 'pg';
+import { z } from 'zod';
 import { CredentialsRejectedError, SourceConfigError, SourceUnreachableError, type Connector, type FederatedHit } from '../connector.js';
 import {
   planTables,
-  readSqlConfig,
   rowEntity,
-  sqlConfigFields,
   sqlConnectorBase,
   withSession,
   type Column,
@@ -17,6 +16,7 @@ import {
   type SqlTimeouts,
   type Table,
 } from '../sql/sql-source.js';
+import { sqlConfigFields, type SqlCredentials, type SqlCursor } from '../sql/sql-settings.js';
 
 /**
  * `postgresql`: rows of a PostgreSQL database's tables as entities (see ../sql/sql-source.ts for
@@ -142,12 +142,23 @@ export const postgresDialect: SqlDialect<PostgresSession> = {
 };
 
 const DEFAULT_TEXT_SEARCH_CONFIG = 'english';
-const textSearchConfig = (raw: Record<string, unknown>) => (typeof raw.text_search_config === 'string' && raw.text_search_config.trim() ? raw.text_search_config.trim() : DEFAULT_TEXT_SEARCH_CONFIG);
+
+const config = z.strictObject({
+  ...sqlConfigFields(postgresDialect, 'Schemas to read; empty reads every schema except the system ones.'),
+  federated_search: z.boolean().default(false).meta({ title: 'Federated search', description: 'Search the database at query time with its own full-text search instead of syncing its rows.' }),
+  text_search_config: z
+    .string()
+    .default(DEFAULT_TEXT_SEARCH_CONFIG)
+    .transform((name) => name.trim() || DEFAULT_TEXT_SEARCH_CONFIG)
+    .meta({ title: 'Text search configuration', description: 'PostgreSQL text search configuration of federated search (its language: english, simple, german…).' }),
+});
+
+type PostgresConfig = z.output<typeof config>;
 
 /** A text search configuration the server does not know is a config error, with the server's message. */
-async function checkTextSearchConfig(session: PostgresSession, raw: Record<string, unknown>): Promise<void> {
+async function checkTextSearchConfig(session: PostgresSession, settings: PostgresConfig): Promise<void> {
   try {
-    await session.client.query('SELECT $1::regconfig', [textSearchConfig(raw)]);
+    await session.client.query('SELECT $1::regconfig', [settings.text_search_config]);
   } catch (error) {
     throw new SourceConfigError('text_search_config', (error as Error).message);
   }
@@ -155,33 +166,13 @@ async function checkTextSearchConfig(session: PostgresSession, raw: Record<strin
 
 const RANK = '__catchment_rank';
 
-const connector: Connector = {
+const connector: Connector<PostgresConfig, SqlCredentials, SqlCursor> = {
   shortName: 'postgresql',
   name: 'PostgreSQL',
   description:
     'Rows of PostgreSQL tables as entities (schema and table as breadcrumbs, the primary key as id, text columns as text, every column in the fields). Full syncs remove deleted rows; a cursor column makes syncs incremental. Federated mode searches the database itself with its full-text search instead of syncing.',
   ...sqlConnectorBase(postgresDialect, checkTextSearchConfig),
-  configFields: [
-    ...sqlConfigFields(postgresDialect, 'Schemas to read; empty reads every schema except the system ones.'),
-    {
-      name: 'federated_search',
-      title: 'Federated search',
-      description: 'Search the database at query time with its own full-text search instead of syncing its rows.',
-      type: 'boolean',
-      required: false,
-      isSecret: false,
-      default: false,
-    },
-    {
-      name: 'text_search_config',
-      title: 'Text search configuration',
-      description: 'PostgreSQL text search configuration of federated search (its language: english, simple, german…).',
-      type: 'string',
-      required: false,
-      isSecret: false,
-      default: DEFAULT_TEXT_SEARCH_CONFIG,
-    },
-  ],
+  config,
   federatedSearch: false,
   outputEntityDefinitions: ['PostgresqlRow'],
 
@@ -190,12 +181,11 @@ const connector: Connector = {
    * against `websearch_to_tsquery` (quotes, OR and -negation as in web search engines); the
    * tables' hits are merged by rank.
    */
-  async search({ config: raw, credentials, signal, logger }, query) {
-    const config = readSqlConfig(raw);
-    const language = textSearchConfig(raw);
+  async search({ config: settings, credentials, signal, logger }, query) {
+    const language = settings.text_search_config;
     const limit = Math.max(1, Math.trunc(query.limit));
-    return withSession(postgresDialect, credentials, config, async (session, target) => {
-      const plans = await planTables(session, config, logger, postgresDialect);
+    return withSession(postgresDialect, credentials, settings, async (session, target) => {
+      const plans = await planTables(session, settings, logger, postgresDialect);
       const hits: FederatedHit[] = [];
       for (const plan of plans) {
         if (plan.textColumns.length === 0) continue;

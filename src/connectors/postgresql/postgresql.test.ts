@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { createLogger } from '../../platform/logger.js';
 import { ValidationError } from '../../shared/errors.js';
 import { createTestDatabase, type TestDatabase } from '../../../test/support/harness.js';
 import { CredentialsRejectedError, isFederated, SourceConfigError, type SourceEntity, type SourceItem } from '../connector.js';
+import type { SqlCursor } from '../sql/sql-settings.js';
 import connector from './index.js';
-import { connectorEnvironment } from '../connector-testing.js';
+import { connectionContext, connectorEnvironment, syncContext } from '../connector-testing.js';
 
-const logger = createLogger('silent');
 const environment = connectorEnvironment();
 
 let database: TestDatabase;
 let client: pg.Client;
-let credentials: Record<string, unknown>;
+let credentials: { url: string };
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -42,8 +41,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function collect(config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, signal = new AbortController().signal) {
-  const run = connector.sync({ config, credentials, cursor, signal, logger }, environment);
+async function collect(config: Record<string, unknown>, cursor: SqlCursor | null = null, signal = new AbortController().signal) {
+  const run = connector.sync(syncContext(connector, { config, credentials, cursor, signal }), environment);
   const items: SourceItem[] = [];
   for await (const item of run.items) items.push(item);
   return { items, entities: items.filter((item): item is SourceEntity => 'entityId' in item), keeps: items.flatMap((item) => ('keep' in item ? [item.keep] : [])), complete: run.complete, cursor: run.nextCursor() };
@@ -101,7 +100,7 @@ describe('postgresql connector', () => {
   });
 
   test('validate checks credentials and config against the server, with its messages and never the password', async () => {
-    const validate = (config: Record<string, unknown>, given = credentials) => connector.validate({ config, credentials: given, logger }, environment);
+    const validate = async (config: Record<string, unknown>, given: Record<string, unknown> = credentials) => connector.validate(connectionContext(connector, { config, credentials: given }), environment);
     await expect(validate({ tables: ['articles'], cursor_column: 'updated_at', federated_search: true })).resolves.toBeUndefined();
     await expect(validate({ tables: ['missing'] })).rejects.toThrow(new SourceConfigError('tables', 'Table "missing" not found (or not readable by this user)'));
     await expect(validate({ tables: ['logs'] })).rejects.toThrow(/no primary key/);
@@ -155,7 +154,7 @@ describe('postgresql connector', () => {
   test('federated search ranks rows with the database full-text search, shaped as sync shapes them', async () => {
     expect(isFederated(connector, { federated_search: true })).toBe(true);
     expect(isFederated(connector, { federated_search: false })).toBe(false);
-    const context = { config: { federated_search: true }, credentials, signal: new AbortController().signal, logger };
+    const context = connectionContext(connector, { config: { federated_search: true }, credentials });
     const hits = await connector.search!(context, { text: 'kayak', limit: 10 }, environment);
     expect(hits.map((hit) => hit.entity.entityId).sort()).toEqual(['inventory/items/a%2Fb/1', 'inventory/items/a%2Fb/2', 'public/articles/2']);
     expect(hits.every((hit) => hit.score > 0)).toBe(true);
@@ -194,7 +193,7 @@ describe('postgresql connector', () => {
       const blocked = collect({ tables: ['articles'] }, null, controller.signal);
       setTimeout(() => controller.abort(new Error('Cancelled')), 300);
       await expect(blocked).rejects.toThrow('Cancelled');
-      const search = connector.search!({ config: { tables: ['articles'] }, credentials, signal: AbortSignal.timeout(300), logger }, { text: 'kayak', limit: 5 }, environment);
+      const search = connector.search!(connectionContext(connector, { config: { tables: ['articles'] }, credentials, signal: AbortSignal.timeout(300) }), { text: 'kayak', limit: 5 }, environment);
       await expect(search).rejects.toThrow(/timeout/i);
       expect(Date.now() - started).toBeLessThan(3000); // not the 60-second query timeout
     } finally {
@@ -205,7 +204,7 @@ describe('postgresql connector', () => {
 
   test('a cancelled run stops and closes its connection', async () => {
     const controller = new AbortController();
-    const run = connector.sync({ config: { batch_size: 1 }, credentials, cursor: null, signal: controller.signal, logger }, environment);
+    const run = connector.sync(syncContext(connector, { config: { batch_size: 1 }, credentials, signal: controller.signal }), environment);
     const iterator = run.items[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort(new Error('Cancelled'));

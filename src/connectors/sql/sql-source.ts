@@ -7,12 +7,12 @@ import {
   SourceUnreachableError,
   type Breadcrumb,
   type Connector,
-  type FieldSpec,
   type SourceEntity,
   type SourceItem,
   type SourceRun,
   type SyncContext,
 } from '../connector.js';
+import { sqlCredentials, sqlCursor, type SqlConfig, type SqlCredentials, type SqlCursor } from './sql-settings.js';
 
 /**
  * What the `postgresql` and `mysql` sources share: connection settings, which tables a connection
@@ -93,112 +93,17 @@ export interface SqlDialect<S extends SqlSession = SqlSession> {
   connect(target: SqlTarget, timeouts: SqlTimeouts): Promise<S>;
 }
 
-export interface SqlConfig {
-  schemas: string[];
-  tables: string[];
-  text_columns: string[];
-  cursor_column: string | null;
-  incremental_deletes: boolean;
-  batch_size: number;
-  connect_timeout_seconds: number;
-  query_timeout_seconds: number;
-}
-
-const DEFAULT_BATCH_SIZE = 1000;
-
-export function sqlAuthFields(dialect: Pick<SqlDialect, 'label' | 'schemes' | 'defaultPort'>): FieldSpec[] {
-  return [
-    {
-      name: 'url',
-      title: 'Connection URL',
-      description: `${dialect.schemes[0]}://user:password@host:${dialect.defaultPort}/database (instead of the fields below; driver options in the query string apply).`,
-      type: 'string',
-      required: false,
-      isSecret: true,
-    },
-    { name: 'host', title: 'Host', type: 'string', required: false, isSecret: false },
-    { name: 'port', title: 'Port', type: 'integer', required: false, isSecret: false, default: dialect.defaultPort, minimum: 1, maximum: 65535 },
-    { name: 'database', title: 'Database', type: 'string', required: false, isSecret: false },
-    { name: 'user', title: 'User', type: 'string', required: false, isSecret: false },
-    { name: 'password', title: 'Password', type: 'string', required: false, isSecret: true },
-  ];
-}
-
-export function sqlConfigFields(dialect: Pick<SqlDialect, 'label'>, schemasDescription: string): FieldSpec[] {
-  return [
-    { name: 'schemas', title: 'Schemas', description: schemasDescription, type: 'array', itemsType: 'string', required: false, isSecret: false, default: [] },
-    {
-      name: 'tables',
-      title: 'Tables',
-      description: 'Tables to read, as "table" or "schema.table"; empty reads every table of the schemas. Tables without a primary key are skipped unless named here (then refused).',
-      type: 'array',
-      itemsType: 'string',
-      required: false,
-      isSecret: false,
-      default: [],
-    },
-    {
-      name: 'text_columns',
-      title: 'Text columns',
-      description:
-        'Columns that make up the searchable text, as "column", "table.column" or "schema.table.column". A table none of them names uses all its text columns. Every column is kept in the entity fields either way.',
-      type: 'array',
-      itemsType: 'string',
-      required: false,
-      isSecret: false,
-      default: [],
-    },
-    {
-      name: 'cursor_column',
-      title: 'Cursor column',
-      description:
-        'A column every read table has that grows when a row changes (e.g. updated_at or a version number). Set: later runs read only rows whose value is at least the largest one the previous run saw. Unset: every run reads every row.',
-      type: 'string',
-      required: false,
-      isSecret: false,
-    },
-    {
-      name: 'incremental_deletes',
-      title: 'Detect deletions on incremental runs',
-      description: 'With a cursor column, incremental runs also list the primary keys of every table (cheap) so deleted rows are removed; off, deletions wait for a full sync.',
-      type: 'boolean',
-      required: false,
-      isSecret: false,
-      default: true,
-    },
-    { name: 'batch_size', title: 'Rows per query', type: 'integer', required: false, isSecret: false, default: DEFAULT_BATCH_SIZE, minimum: 1, maximum: 50_000 },
-    { name: 'connect_timeout_seconds', title: 'Connect timeout (seconds)', type: 'integer', required: false, isSecret: false, default: 10, minimum: 1, maximum: 300 },
-    { name: 'query_timeout_seconds', title: 'Query timeout (seconds)', description: `Longest a single ${dialect.label} query may run.`, type: 'integer', required: false, isSecret: false, default: 60, minimum: 1, maximum: 3600 },
-  ];
-}
-
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item.trim() !== '').map((item) => item.trim()) : []);
-const integer = (value: unknown, fallback: number) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : fallback);
-
-/** Config with defaults (the platform applies them already; this keeps direct callers safe). */
-export function readSqlConfig(raw: Record<string, unknown>): SqlConfig {
-  return {
-    schemas: strings(raw.schemas),
-    tables: strings(raw.tables),
-    text_columns: strings(raw.text_columns),
-    cursor_column: typeof raw.cursor_column === 'string' && raw.cursor_column.trim() ? raw.cursor_column.trim() : null,
-    incremental_deletes: raw.incremental_deletes !== false,
-    batch_size: integer(raw.batch_size, DEFAULT_BATCH_SIZE),
-    connect_timeout_seconds: integer(raw.connect_timeout_seconds, 10),
-    query_timeout_seconds: integer(raw.query_timeout_seconds, 60),
-  };
-}
-
 export const timeoutsOf = (config: SqlConfig): SqlTimeouts => ({ connectMs: config.connect_timeout_seconds * 1000, queryMs: config.query_timeout_seconds * 1000 });
 
 const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
 
 /** The connection target from the credentials; the URL's parts are read for messages and links. */
-export function resolveTarget(dialect: SqlDialect, credentials: Record<string, unknown>): SqlTarget {
+export function resolveTarget(dialect: SqlDialect, given: SqlCredentials | null): SqlTarget {
   const at = (field: string) => ['authentication', 'credentials', field];
+  const credentials: Partial<SqlCredentials> = given ?? {};
   const url = text(credentials.url);
   if (url) {
-    const mixed = ['host', 'database', 'user', 'password'].filter((field) => text(credentials[field]) !== null);
+    const mixed = (['host', 'database', 'user', 'password'] as const).filter((field) => text(credentials[field]) !== null);
     if (mixed.length) throw new ValidationError([{ loc: at('url'), msg: `Give either url or ${mixed.join(', ')}, not both`, type: 'value_error' }]);
     let parsed: URL | null = null;
     try {
@@ -227,17 +132,17 @@ export function resolveTarget(dialect: SqlDialect, credentials: Record<string, u
       password: parsed.password ? decode(parsed.password) : null,
     };
   }
-  const issues: ValidationIssue[] = ['host', 'database', 'user']
+  const issues: ValidationIssue[] = (['host', 'database', 'user'] as const)
     .filter((field) => text(credentials[field]) === null)
     .map((field) => ({ loc: at(field), msg: 'Field required (or give url)', type: 'missing' }));
   if (issues.length) throw new ValidationError(issues);
   return {
     url: null,
     host: text(credentials.host)!,
-    port: integer(credentials.port, dialect.defaultPort),
+    port: credentials.port ?? dialect.defaultPort,
     database: text(credentials.database)!,
     user: text(credentials.user)!,
-    password: typeof credentials.password === 'string' && credentials.password !== '' ? credentials.password : null,
+    password: credentials.password || null,
   };
 }
 
@@ -252,8 +157,8 @@ function serverAddress(dialect: SqlDialect, target: SqlTarget): string {
  * connection string (a malformed URL, an option they cannot parse), and messages reach job
  * records, logs and API answers.
  */
-export function withoutSecrets(message: string, target: SqlTarget | null, credentials: Record<string, unknown>): string {
-  const secrets = [target?.password, target?.url, credentials.password, credentials.url]
+export function withoutSecrets(message: string, target: SqlTarget | null, credentials: SqlCredentials | null): string {
+  const secrets = [target?.password, target?.url, credentials?.password, credentials?.url]
     .filter((secret): secret is string => typeof secret === 'string' && secret.length >= 3)
     .flatMap((secret) => [secret, encodeURIComponent(secret)])
     .sort((a, b) => b.length - a.length);
@@ -261,7 +166,7 @@ export function withoutSecrets(message: string, target: SqlTarget | null, creden
 }
 
 /** Rethrows `error` with secrets removed from its message, keeping its class (CredentialsRejectedError, SourceConfigError…). */
-function scrubbed(error: unknown, target: SqlTarget | null, credentials: Record<string, unknown>): unknown {
+function scrubbed(error: unknown, target: SqlTarget | null, credentials: SqlCredentials | null): unknown {
   if (!(error instanceof Error) || error instanceof ValidationError) return error;
   const message = withoutSecrets(error.message, target, credentials);
   if (message === error.message) return error;
@@ -284,7 +189,7 @@ function destroyOnAbort(session: SqlSession, signal: AbortSignal | undefined): (
 /** Opens a session for `work` and always closes it; errors leave without secrets. */
 export async function withSession<S extends SqlSession, T>(
   dialect: SqlDialect<S>,
-  credentials: Record<string, unknown>,
+  credentials: SqlCredentials | null,
   config: SqlConfig,
   work: (session: S, target: SqlTarget) => Promise<T>,
   signal?: AbortSignal,
@@ -478,19 +383,9 @@ export function rowEntity(plan: TablePlan, row: Row, origin: RowOrigin): SourceE
 // ---------------------------------------------------------------------------------------------
 // Runs
 
-interface SqlCursor {
-  version: typeof CURSOR_VERSION;
-  column: string;
-  /** By table key: the largest cursor value seen when the table was read, as the server's text. */
-  tables: Record<string, string | null>;
-}
-
-const CURSOR_VERSION = 1;
-
-function usableCursor(cursor: Record<string, unknown> | null, config: SqlConfig): SqlCursor | null {
-  if (!cursor || !config.cursor_column || cursor.version !== CURSOR_VERSION || cursor.column !== config.cursor_column) return null;
-  if (typeof cursor.tables !== 'object' || cursor.tables === null) return null;
-  return cursor as unknown as SqlCursor;
+/** The previous run's cursor when it was taken on the configured cursor column, else null (every row is read). */
+function usableCursor(cursor: SqlCursor | null, config: SqlConfig): SqlCursor | null {
+  return cursor && config.cursor_column && cursor.column === config.cursor_column ? cursor : null;
 }
 
 /** Rows of a table in primary-key order, a page at a time (never the whole table in memory). */
@@ -514,10 +409,10 @@ async function* keysetRows(session: SqlSession, plan: TablePlan, options: { sinc
  * (unchanged re-reads are skipped by the content hash). With `incremental_deletes`, every primary
  * key is then listed as a keep marker, so the run stays complete and deleted rows go.
  */
-export function sqlSync(dialect: SqlDialect, context: SyncContext): SourceRun {
-  const config = readSqlConfig(context.config);
+export function sqlSync(dialect: SqlDialect, context: SyncContext<SqlConfig, SqlCredentials, SqlCursor>): SourceRun<SqlCursor> {
+  const { config } = context;
   const previous = usableCursor(context.cursor, config);
-  const next: SqlCursor | null = config.cursor_column ? { version: CURSOR_VERSION, column: config.cursor_column, tables: {} } : null;
+  const next: SqlCursor | null = config.cursor_column ? { version: 1, column: config.cursor_column, tables: {} } : null;
   const { signal, logger } = context;
 
   async function* items(): AsyncGenerator<SourceItem> {
@@ -558,29 +453,28 @@ export function sqlSync(dialect: SqlDialect, context: SyncContext): SourceRun {
 
   return {
     complete: previous === null || config.incremental_deletes,
-    nextCursor: () => next as unknown as Record<string, unknown> | null,
+    nextCursor: () => next,
     items: items(),
   };
 }
 
 /** The Connector members both SQL sources share. */
-export function sqlConnectorBase<S extends SqlSession>(
+export function sqlConnectorBase<S extends SqlSession, Config extends SqlConfig>(
   dialect: SqlDialect<S>,
   /** Checks of the source's own config fields, in the validation session. */
-  validateMore: (session: S, raw: Record<string, unknown>) => Promise<void> = async () => undefined,
-): Pick<Connector, 'validate' | 'sync' | 'authMethods' | 'authFields' | 'supportedAuthProviders' | 'supportsContinuous' | 'labels' | 'credentialTargets'> {
+  validateMore: (session: S, config: Config) => Promise<void> = async () => undefined,
+): Pick<Connector<Config, SqlCredentials, SqlCursor>, 'validate' | 'sync' | 'auth' | 'cursor' | 'supportedAuthProviders' | 'supportsContinuous' | 'labels' | 'credentialTargets'> {
   return {
-    authMethods: ['direct'],
-    authFields: sqlAuthFields(dialect),
+    auth: { kind: 'fields', credentials: sqlCredentials(dialect) },
+    cursor: sqlCursor,
     supportedAuthProviders: [],
     supportsContinuous: true,
     labels: ['database'],
     credentialTargets: (_config, credentials) => [serverAddress(dialect, resolveTarget(dialect, credentials))],
-    async validate({ config: raw, credentials, logger }) {
-      const config = readSqlConfig(raw);
+    async validate({ config, credentials, logger }) {
       await withSession(dialect, credentials, config, async (session) => {
         await planTables(session, config, logger, dialect);
-        await validateMore(session, raw);
+        await validateMore(session, config);
       });
     },
     sync: (context) => sqlSync(dialect, context),

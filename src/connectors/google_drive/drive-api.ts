@@ -61,7 +61,7 @@ const GoogleError = z.object({
     code: z.number().optional(),
     message: z.string().default(''),
     status: z.string().optional(),
-    errors: z.array(z.object({ reason: z.string().optional(), message: z.string().optional() })).default([]),
+    errors: z.array(z.object({ reason: z.string().optional(), message: z.string().optional(), location: z.string().optional() })).default([]),
   }),
 });
 type GoogleError = z.infer<typeof GoogleError>['error'];
@@ -83,6 +83,11 @@ const SCOPE_REASONS = new Set(['insufficientPermissions', 'authError', 'accessNo
 /** Google's backoff: 1, 2, 4, 8, 16 s plus up to a second of jitter, then the job is retried later. */
 const RATE_LIMIT_RETRIES = 5;
 const QUOTA_RETRY_SECONDS = 3600;
+
+/** Google refused a listing's page token (400 on `pageToken`): it documents them as discardable. */
+export class PageTokenRefusedError extends SourceHttpError {
+  override name = 'PageTokenRefusedError';
+}
 
 /** A file's content that cannot be read, with a short reason for reportSkipped. */
 export class UnreadableContent {
@@ -220,6 +225,7 @@ export class DriveApi {
   private refusal(status: number, url: URL, error: GoogleError): Error {
     const reason = error.errors[0]?.reason ?? error.status ?? '';
     const message = error.message || reason;
+    if (status === 400 && error.errors[0]?.location === 'pageToken') return new PageTokenRefusedError(status, `${url.origin}${url.pathname}`, message);
     if (status === 403 && QUOTA_REASONS.has(reason)) return new RateLimitedError(`Google Drive quota exceeded (${reason}): ${message}`, QUOTA_RETRY_SECONDS);
     if (status === 403 && SCOPE_REASONS.has(reason)) return new CredentialsRejectedError(`Google Drive refused the token (${reason}): ${message}. Sign in again and grant read access to Drive.`);
     return new SourceHttpError(status, `${url.origin}${url.pathname}`, message);

@@ -1,7 +1,7 @@
 import type { Breadcrumb, SourceEntity, SourceItem, SourceRun, SyncContext } from '../connector.js';
 import { TemporarilyUnavailableError } from '../contract/errors.js';
 import { EXTRACTION_VERSION } from '../text-extraction/extract-text.js';
-import { type Corpus, type DriveApi, type DriveChange, type DriveFile, type SharedDrive, UnreadableContent } from './drive-api.js';
+import { type Corpus, type DriveApi, type DriveChange, type DriveFile, PageTokenRefusedError, type SharedDrive, UnreadableContent } from './drive-api.js';
 import { FOLDER_MIME_TYPE, readFileText } from './file-content.js';
 import { FolderTree, MY_DRIVE } from './folder-tree.js';
 import type { DriveConfig, DriveCursor, ListingPosition, PastedToken } from './schemas.js';
@@ -69,7 +69,7 @@ export class DriveRun implements SourceRun<DriveCursor> {
    * corpora there are), then the folders and files of each corpus from `from` on.
    */
   private async *listEverything(changesToken: string, from: ListingPosition | null): AsyncGenerator<SourceItem> {
-    const { config, signal } = this.context;
+    const { config, signal, logger } = this.context;
     const corpora: string[] = [];
     if (config.corpora === 'drive') {
       const drive = await this.api.requireDrive(config.drive_id!);
@@ -104,7 +104,13 @@ export class DriveRun implements SourceRun<DriveCursor> {
         if (resumed && stage === 'folders' && resumed.stage === 'files') continue;
         let pageToken = resumed?.stage === stage ? resumed.page_token : null;
         do {
-          const page = await this.api.listFiles(corpus, stage === 'folders' ? FOLDERS_QUERY : FILES_QUERY, config.page_size, pageToken);
+          const query = stage === 'folders' ? FOLDERS_QUERY : FILES_QUERY;
+          const page = await this.api.listFiles(corpus, query, config.page_size, pageToken).catch((error: unknown) => {
+            // A checkpoint's page token may have expired since: its stage starts over at the first page.
+            if (!(error instanceof PageTokenRefusedError) || pageToken !== resumed?.page_token) throw error;
+            logger.info({ source: 'google_drive', corpus: corpusId, stage }, 'google_drive: the checkpoint\'s page token was refused; listing its stage from the start');
+            return this.api.listFiles(corpus, query, config.page_size, null);
+          });
           // Only the allDrives corpus searches incompletely (each corpus is listed on its own here): deleting what it missed would be wrong.
           if (page.incompleteSearch) throw new TemporarilyUnavailableError('Google Drive answered with an incomplete listing', 60);
           if (stage === 'folders') for (const folder of page.files) this.tree.rememberFolder(folder);

@@ -30,7 +30,11 @@ export class FolderTree {
 
   /** The id of the user's My Drive root folder (read once). */
   async myDrive(): Promise<string | null> {
-    if (this.myDriveId === undefined) this.myDriveId = (await this.api.getFolder('root'))?.id ?? null;
+    if (this.myDriveId === undefined) {
+      const root = await this.api.getFolder('root');
+      this.myDriveId = root?.id ?? null;
+      if (root) this.folders.set(root.id, root);
+    }
     return this.myDriveId;
   }
 

@@ -203,6 +203,14 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     expect(resumed.cursor).toEqual({ ...resumeFrom, listing: null });
   });
 
+  test('a checkpoint whose page token Google no longer takes starts its stage over', async () => {
+    const checkpoint: DriveCursor = { version: 1, target: `${fake.url}|user|`, extraction: EXTRACTION_VERSION, changes_token: '3', listing: { corpus: 'user', stage: 'files', page_token: 'expired-token' } };
+    const run = await collectRun(googleDrive, { config: config({ corpora: 'user' }), credentials: credentials(), cursor: checkpoint, resuming: true });
+    expect(run.ids).toEqual(['0AMyDriveRootFolder', 'b-notes', 'b-shared', 'd-plan', 'p-kickoff', 's-budget']);
+    expect(fake.requestsTo(/^\/drive\/v3\/files$/).map((request) => request.query.pageToken ?? null).slice(0, 2)).toEqual(['expired-token', null]);
+    expect(run.cursor).toEqual({ ...checkpoint, listing: null });
+  });
+
   test('an invalid token is CredentialsRejectedError, and no message carries the token', async () => {
     const wrong = 'ya29.not-a-valid-token';
     const error = await rejection(collectRun(googleDrive, { config: config(), credentials: { access_token: wrong } }));

@@ -34,11 +34,12 @@ class RedirectReceiver {
   }
 
   async stop(): Promise<void> {
+    this.server?.closeAllConnections();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 }
 
-describe('OAuth connections against a local server speaking RFC 6749 as the provider (servers deployment)', () => {
+describe('OAuth connections against a local server speaking RFC 6749 as the provider (servers deployment, API process)', () => {
   const provider = new TestOAuthProvider();
   const receiver = new RedirectReceiver();
   const logs = capturingLogger('debug');
@@ -73,7 +74,8 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
       },
       '/nonexistent/.env',
     );
-    running = await startServer(config, logs.logger);
+    // The API alone: sign-ins start syncs (jobs queued), which no test here needs run.
+    running = await startServer(config, logs.logger, { api: true, worker: false });
     call = api(running.url, running.bootstrapApiKey!);
     expect((await call('POST', '/collections', { name: 'OAuth target', readable_id: collection })).status).toBe(200);
     db = new pg.Client({ connectionString: database.url });
@@ -119,7 +121,7 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
   const eventsOf = async (connectionId: string, type: string) =>
     (await db.query(`select id from webhook_messages where event_type = $1 and payload->>'source_connection_id' = $2`, [type, connectionId])).rowCount;
 
-  test('oauth_browser with the operator app: pending_auth with an auth_url, the callback signs in, fires auth_completed, syncs, and redirects with the outcome', async () => {
+  test('oauth_browser with the operator app: pending_auth with an auth_url, the callback signs in, fires auth_completed, queues the first sync and redirects with the outcome', async () => {
     const created = await createBrowserConnection();
     expect(created).toMatchObject({ status: 'pending_auth', auth_method: 'oauth_browser', is_authenticated: false, auth: { method: 'oauth_browser', authenticated: false, redirect_url: receiver.url } });
     expect(Date.parse(created.auth.auth_url_expires) - Date.now()).toBeGreaterThan(9 * 60_000);

@@ -105,7 +105,7 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
     expect(linear.graphqlRequests().every((request) => request.authorization === API_KEY && request.status === 200)).toBe(true);
     // A full listing leaves archived nodes out (their absence deletes them).
     expect(linear.graphqlRequests('Catchment_issues')[0]!.variables).toMatchObject({ first: 50, after: null, includeArchived: false, filter: {} });
-    expect(run.cursor).toMatchObject({ version: 1, workspace: linear.organization.id, resume: null, since: { issues: workspace.logo.updatedAt, comments: workspace.comments.logo.updatedAt } });
+    expect(run.cursor).toMatchObject({ version: 1, api_url: linear.url, workspace: linear.organization.id, resume: null, since: { issues: workspace.logo.updatedAt, comments: workspace.comments.logo.updatedAt } });
   });
 
   test('entities: team → project → issue breadcrumbs, web URLs from Linear, Markdown text with state, priority, assignee and labels', async () => {
@@ -176,6 +176,15 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
     const third = await sync({ cursor: second.cursor });
     expect([third.ids, third.deletes]).toEqual([[], []]);
     expect(linear.requests.slice(marker)).toHaveLength(6);
+  });
+
+  test('a cursor of another API URL or workspace says nothing here: everything is read again', async () => {
+    const first = await sync();
+    const otherApi = await sync({ cursor: { ...first.cursor!, api_url: 'https://api.linear.example' } });
+    expect([otherApi.complete, otherApi.entities.length]).toEqual([true, 12]);
+    const otherWorkspace = await sync({ cursor: { ...first.cursor!, workspace: 'another-workspace' } });
+    expect([otherWorkspace.complete, otherWorkspace.entities.length]).toEqual([false, 12]);
+    expect(otherWorkspace.cursor).toMatchObject({ workspace: linear.organization.id });
   });
 
   test("Linear's RATELIMITED answer (HTTP 400) is waited out until X-RateLimit-Requests-Reset, then the query is sent again", async () => {

@@ -35,7 +35,8 @@ type Watermarks = z.infer<typeof watermarks>;
 
 export const linearCursor = z.strictObject({
   version: z.literal(1),
-  /** The workspace read: a cursor of another workspace (the API URL or key changed) says nothing here. */
+  /** The API and workspace read: a cursor of another one (the API URL or the account changed) says nothing here. */
+  api_url: z.string(),
   workspace: z.string(),
   /** Where each stream starts: the watermarks of the previous finished run. */
   since: watermarks,
@@ -62,15 +63,20 @@ export function graphqlClient(context: Pick<LinearContext, 'config' | 'http' | '
 }
 
 export function runSync(context: LinearContext): SourceRun<LinearCursor> {
+  const { config, logger } = context;
+  const usable = context.cursor?.api_url === config.api_url ? context.cursor : null;
   let next: LinearCursor | null = null;
   async function* items(): AsyncGenerator<SourceItem> {
-    const { config } = context;
     const graphql = graphqlClient(context);
     const { organization } = await graphql.query(ORGANIZATION, {}, organizationAnswer);
-    const cursor = context.cursor?.workspace === organization.id ? context.cursor : null;
+    // Another account on the same API reads another workspace: everything is read again (what the other
+    // workspace left stays until a full sync, which `force_full_sync` starts).
+    if (usable && usable.workspace !== organization.id) logger.warn({ source: 'linear' }, 'linear: the stored cursor is of another workspace; reading everything');
+    const cursor = usable?.workspace === organization.id ? usable : null;
     const since = cursor?.since ?? noWatermarks();
     const seen: Watermarks = { ...(cursor?.resume?.seen ?? since) };
-    const run: StreamRun = { context, graphql, since, seen, save: (stream, after) => context.checkpoint({ version: 1, workspace: organization.id, since, resume: { stream, after, seen: { ...seen } } }) };
+    const saved = (resume: LinearCursor['resume'], watermarks: Watermarks): LinearCursor => ({ version: 1, api_url: config.api_url, workspace: organization.id, since: watermarks, resume });
+    const run: StreamRun = { context, graphql, since, seen, save: (stream, after) => context.checkpoint(saved({ stream, after, seen: { ...seen } }, since)) };
     const resume = cursor?.resume ?? null;
     const from = (name: StreamName) => (resume?.stream === name ? resume.after : null);
     const streams: StreamName[] = STREAM_NAMES.filter((name) => (name !== 'comments' || config.include_comments) && (name !== 'documents' || config.include_documents));
@@ -99,11 +105,11 @@ export function runSync(context: LinearContext): SourceRun<LinearCursor> {
           break;
       }
     }
-    next = { version: 1, workspace: organization.id, since: seen, resume: null };
+    next = saved(null, seen);
   }
   return {
     // Only a run from nothing lists everything; resumed and incremental runs report their deletions.
-    complete: context.cursor === null,
+    complete: usable === null,
     nextCursor: () => next,
     items: items(),
   };

@@ -8,7 +8,8 @@ import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import connector from './index.js';
 import type { GitHubCredentials, GitHubCursor } from './schemas.js';
-import { type FakeIssue, type FakeRepository, TestGitHubServer } from './test-github-server.js';
+import type { FakeIssue, FakeRepository } from './test-github-data.js';
+import { TestGitHubServer } from './test-github-server.js';
 
 const PAT = 'ghp_pastedPersonalAccessToken0123456789';
 
@@ -63,7 +64,11 @@ function sync(options: { config?: Record<string, unknown>; credentials?: GitHubC
   return collectRun(connector, { config, credentials, tokens, http, cursor: options.cursor ?? null, resuming: options.resuming ?? false, checkpoints: options.checkpoints });
 }
 
-const countByType = (entities: { entityType: string }[]) => entities.reduce<Record<string, number>>((counts, { entityType }) => ({ ...counts, [entityType]: (counts[entityType] ?? 0) + 1 }), {});
+function countByType(entities: { entityType: string }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { entityType } of entities) counts[entityType] = (counts[entityType] ?? 0) + 1;
+  return counts;
+}
 const apiRequests = () => github.requests.filter((request) => request.path !== '/login/oauth/access_token');
 
 describe('github connector against a local server speaking GitHub\'s REST, GraphQL and OAuth APIs', () => {
@@ -241,9 +246,9 @@ describe('github connector against a local server speaking GitHub\'s REST, Graph
   });
 
   test('an OAuth app\'s code, exchanged at the token endpoint with the client in the form and PKCE, gives a token the API takes as a Bearer token', async () => {
-    github.oauthApps.set('Iv1.client', 'client-secret');
+    github.oauth.apps.set('Iv1.client', 'client-secret');
     const verifier = randomBytes(32).toString('base64url');
-    github.codes.set('code-123', { clientId: 'Iv1.client', redirectUri: 'https://catchment.example/callback', codeChallenge: createHash('sha256').update(verifier).digest('base64url') });
+    github.oauth.codes.set('code-123', { clientId: 'Iv1.client', redirectUri: 'https://catchment.example/callback', codeChallenge: createHash('sha256').update(verifier).digest('base64url') });
     const config = parsedConfig(connector, baseConfig());
     if (connector.auth.kind !== 'oauth2') throw new Error('github signs in with OAuth');
     expect(connector.auth.oauth.tokenUrl(config)).toBe(`${github.url}/login/oauth/access_token`);

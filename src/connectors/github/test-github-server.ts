@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { discussionsAnswer, type FakeComment, type FakeDiscussion, type FakeIssue, type FakeRelease, type FakeRepository, type FakeReview, type FakeReviewComment, gitBlobSha, repositoryJson, treeJson } from './test-github-data.js';
+import { TestGitHubOAuth } from './test-github-oauth.js';
 
 /**
  * Test helper: a local HTTP server speaking GitHub's APIs in the layout of GitHub Enterprise Server
@@ -28,78 +29,9 @@ import type { AddressInfo } from 'node:net';
  * - POST /api/graphql: the `repository.discussions` connection (first/after, orderBy UPDATED_AT
  *   DESC, pageInfo) of docs.github.com/graphql/guides/using-the-graphql-api-for-discussions, with a
  *   NOT_FOUND error for an unknown repository; it reads the operation's variables, not its text;
- * - POST /login/oauth/access_token (authorizing-oauth-apps): client_id and client_secret in the
- *   form, authorization_code (redirect_uri, PKCE code_verifier for an S256 code_challenge) and
- *   refresh_token grants; the answer form-encoded unless Accept: application/json, and errors
- *   (bad_verification_code, incorrect_client_credentials, bad_refresh_token) with status 200
- *   (troubleshooting-oauth-app-access-token-request-errors).
+ * - POST /login/oauth/access_token: the OAuth token endpoint of TestGitHubOAuth (test-github-oauth.ts).
+ * The data and the JSON shapes it answers with are in test-github-data.ts.
  */
-
-export interface FakeIssue {
-  id: number;
-  number: number;
-  title: string;
-  body: string;
-  user: string;
-  state: 'open' | 'closed';
-  labels: string[];
-  pull: boolean;
-  created_at: string;
-  updated_at: string;
-}
-export interface FakeComment {
-  id: number;
-  number: number;
-  body: string;
-  user: string;
-  created_at: string;
-  updated_at: string;
-}
-export interface FakeReviewComment extends FakeComment {
-  path: string;
-}
-export interface FakeReview {
-  id: number;
-  user: string;
-  body: string;
-  state: 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'PENDING';
-  submitted_at: string;
-}
-export interface FakeRelease {
-  id: number;
-  tag_name: string;
-  name: string;
-  body: string;
-  created_at: string;
-}
-export interface FakeDiscussion {
-  id: string;
-  number: number;
-  title: string;
-  body: string;
-  user: string;
-  comments: { user: string; body: string }[];
-  created_at: string;
-  updated_at: string;
-}
-export interface FakeRepository {
-  id: number;
-  owner: string;
-  name: string;
-  private: boolean;
-  description: string;
-  default_branch: string;
-  has_discussions: boolean;
-  created_at: string;
-  issues: FakeIssue[];
-  comments: FakeComment[];
-  reviewComments: FakeReviewComment[];
-  /** By pull request number. */
-  reviews: Map<number, FakeReview[]>;
-  releases: FakeRelease[];
-  files: Map<string, Buffer>;
-  discussions: FakeDiscussion[];
-}
 
 export interface RecordedRequest {
   method: string;
@@ -126,7 +58,6 @@ export interface Interruption {
   times?: number;
 }
 
-export const gitBlobSha = (bytes: Buffer) => createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 const MAX_PER_PAGE = 100;
 const REST = '/api/v3';
 
@@ -134,19 +65,13 @@ export class TestGitHubServer {
   readonly repositories = new Map<string, FakeRepository>();
   /** Access tokens the API accepts (personal access tokens and those the token endpoint issued). */
   readonly tokens = new Set<string>();
-  /** OAuth apps: client id → client secret. */
-  readonly oauthApps = new Map<string, string>();
-  /** Authorization codes given out by the (absent) authorize page, as its redirect would carry them. */
-  readonly codes = new Map<string, { clientId: string; redirectUri: string; codeChallenge?: string }>();
-  /** Refresh tokens issued (GitHub Apps with expiring user tokens) → client id. */
-  readonly refreshTokens = new Map<string, string>();
+  readonly oauth = new TestGitHubOAuth();
   readonly requests: RecordedRequest[] = [];
   readonly interruptions: Interruption[] = [];
   /** Most items a page holds, whatever per_page asks (GitHub's cap is 100; tests lower it to page small lists). */
   maxPerPage = MAX_PER_PAGE;
   private clock = Date.UTC(2025, 0, 1, 12, 0, 0);
   private nextId = 1000;
-  private issued = 0;
   private server: Server | null = null;
   url = '';
 
@@ -274,7 +199,10 @@ export class TestGitHubServer {
       response.end(text);
     };
 
-    if (record.path === '/login/oauth/access_token' && record.method === 'POST') return this.tokenEndpoint(request, body, send);
+    if (record.path === '/login/oauth/access_token' && record.method === 'POST') {
+      const answer = this.oauth.answer(body.toString('utf8'), request.headers.accept ?? '', (token) => this.tokens.add(token));
+      return send(200, answer.body, { 'content-type': answer.contentType });
+    }
 
     const resource = record.path === '/api/graphql' ? 'graphql' : 'core';
     const limits = (remaining: number) => ({
@@ -304,7 +232,7 @@ export class TestGitHubServer {
     if (resource === 'graphql') {
       const { variables = {} } = JSON.parse(body.toString('utf8') || '{}') as { variables?: Record<string, unknown> };
       record.variables = variables;
-      return send(200, this.discussions(variables), headers);
+      return send(200, discussionsAnswer(this.repositories.get(`${variables.owner}/${variables.name}`), variables, this.url), headers);
     }
     const answer = this.rest(record, url, request.headers.accept ?? '');
     if (!answer) return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest', status: '404' }, headers);
@@ -330,7 +258,7 @@ export class TestGitHubServer {
   private rest(record: RecordedRequest, url: URL, accept: string): { list: unknown[] } | { json: unknown; status?: number } | { raw: Buffer } | null {
     const query = url.searchParams;
     if (record.path === '/user') return { json: { login: 'octocat', id: 1, type: 'User', html_url: `${this.url}/octocat` } };
-    if (record.path === '/user/repos') return { list: [...this.repositories.values()].sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`)).map((repository) => this.repositoryJson(repository)) };
+    if (record.path === '/user/repos') return { list: [...this.repositories.values()].sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`)).map((repository) => repositoryJson(repository, this.url)) };
     const match = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(record.path);
     const repository = match && this.repositories.get(`${match[1]}/${match[2]}`);
     if (!match || !repository) return null;
@@ -363,7 +291,7 @@ export class TestGitHubServer {
     });
     const issueByNumber = (number: number) => repository.issues.find((issue) => issue.number === number);
 
-    if (rest === '') return { json: this.repositoryJson(repository) };
+    if (rest === '') return { json: repositoryJson(repository, this.url) };
     if (rest === '/issues') {
       const state = query.get('state') ?? 'open';
       return { list: updatedOrder(repository.issues.filter((issue) => state === 'all' || issue.state === state)).map(issueJson) };
@@ -438,7 +366,7 @@ export class TestGitHubServer {
     if (found) {
       if (decodeURIComponent(found[1]!) !== repository.default_branch) return null;
       if (!repository.files.size) return { json: { message: 'Git Repository is empty.', documentation_url: 'https://docs.github.com/rest/git/trees#get-a-tree', status: '409' }, status: 409 };
-      return { json: this.treeJson(repository, apiBase, query.has('recursive')) };
+      return { json: treeJson(repository, apiBase, query.has('recursive')) };
     }
     found = /^\/git\/blobs\/([0-9a-f]{40})$/.exec(rest);
     if (found) {
@@ -450,108 +378,6 @@ export class TestGitHubServer {
     return null;
   }
 
-  private repositoryJson(repository: FakeRepository) {
-    const fullName = `${repository.owner}/${repository.name}`;
-    return {
-      id: repository.id,
-      name: repository.name,
-      full_name: fullName,
-      owner: { login: repository.owner, html_url: `${this.url}/${repository.owner}` },
-      private: repository.private,
-      visibility: repository.private ? 'private' : 'public',
-      html_url: `${this.url}/${fullName}`,
-      description: repository.description,
-      default_branch: repository.default_branch,
-      language: 'TypeScript',
-      topics: ['search'],
-      archived: false,
-      fork: false,
-      has_issues: true,
-      has_discussions: repository.has_discussions,
-      stargazers_count: 3,
-      created_at: repository.created_at,
-      updated_at: repository.created_at,
-    };
-  }
-
-  private treeJson(repository: FakeRepository, apiBase: string, recursive: boolean) {
-    const entries = new Map<string, { path: string; mode: string; type: string; sha: string; size?: number; url: string }>();
-    for (const [filePath, bytes] of repository.files) {
-      const parts = filePath.split('/');
-      if (!recursive && parts.length > 1) continue;
-      parts.slice(0, -1).forEach((_, index) => {
-        const folder = parts.slice(0, index + 1).join('/');
-        entries.set(folder, { path: folder, mode: '040000', type: 'tree', sha: createHash('sha1').update(folder).digest('hex'), url: `${apiBase}/git/trees/${folder}` });
-      });
-      const sha = gitBlobSha(bytes);
-      entries.set(filePath, { path: filePath, mode: '100644', type: 'blob', sha, size: bytes.length, url: `${apiBase}/git/blobs/${sha}` });
-    }
-    const tree = [...entries.values()].sort((a, b) => a.path.localeCompare(b.path));
-    return { sha: createHash('sha1').update(JSON.stringify(tree)).digest('hex'), url: `${apiBase}/git/trees/${repository.default_branch}`, tree, truncated: false };
-  }
-
-  private discussions(variables: Record<string, unknown>) {
-    const repository = this.repositories.get(`${variables.owner}/${variables.name}`);
-    if (!repository) {
-      return { data: { repository: null }, errors: [{ type: 'NOT_FOUND', path: ['repository'], locations: [{ line: 2, column: 3 }], message: `Could not resolve to a Repository with the name '${variables.owner}/${variables.name}'.` }] };
-    }
-    const ordered = [...repository.discussions].sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
-    const start = typeof variables.after === 'string' ? Number(Buffer.from(variables.after, 'base64').toString('utf8').replace('cursor:', '')) : 0;
-    const first = Math.min(100, Number(variables.first ?? 10));
-    const nodes = ordered.slice(start, start + first);
-    const cursorOf = (index: number) => Buffer.from(`cursor:${index}`).toString('base64');
-    return {
-      data: {
-        repository: {
-          discussions: {
-            pageInfo: { hasNextPage: start + first < ordered.length, endCursor: nodes.length ? cursorOf(start + nodes.length) : null },
-            nodes: nodes.map((discussion) => ({
-              id: discussion.id,
-              number: discussion.number,
-              title: discussion.title,
-              body: discussion.body,
-              url: `${this.url}/${repository.owner}/${repository.name}/discussions/${discussion.number}`,
-              createdAt: discussion.created_at,
-              updatedAt: discussion.updated_at,
-              author: { login: discussion.user },
-              category: { name: 'General' },
-              comments: { totalCount: discussion.comments.length, nodes: discussion.comments.map((comment) => ({ body: comment.body, createdAt: discussion.created_at, author: { login: comment.user } })) },
-            })),
-          },
-        },
-      },
-    };
-  }
-
-  private tokenEndpoint(request: IncomingMessage, body: Buffer, send: (status: number, payload: unknown, headers?: Record<string, string>) => void) {
-    const form = new URLSearchParams(body.toString('utf8'));
-    const json = (request.headers.accept ?? '').includes('application/json');
-    const answer = (fields: Record<string, string | number>) =>
-      json ? send(200, fields) : send(200, new URLSearchParams(Object.entries(fields).map(([key, value]) => [key, String(value)])).toString(), { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' });
-    const refuse = (error: string, description: string) => answer({ error, error_description: description, error_uri: `https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#${error}` });
-    const clientId = form.get('client_id') ?? '';
-    if (!this.oauthApps.has(clientId) || this.oauthApps.get(clientId) !== form.get('client_secret')) return refuse('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.');
-    const issue = () => {
-      const accessToken = `gho_${++this.issued}${createHash('sha1').update(String(this.issued)).digest('hex').slice(0, 20)}`;
-      this.tokens.add(accessToken);
-      return accessToken;
-    };
-    if (form.get('grant_type') === 'refresh_token') {
-      const refreshToken = form.get('refresh_token') ?? '';
-      if (this.refreshTokens.get(refreshToken) !== clientId) return refuse('bad_refresh_token', 'The refresh token passed is incorrect or expired.');
-      this.refreshTokens.delete(refreshToken);
-      const rotated = `ghr_${++this.issued}`;
-      this.refreshTokens.set(rotated, clientId);
-      return answer({ access_token: issue(), expires_in: 28800, refresh_token: rotated, refresh_token_expires_in: 15811200, scope: '', token_type: 'bearer' });
-    }
-    const code = this.codes.get(form.get('code') ?? '');
-    const verifier = form.get('code_verifier');
-    const challengeMet = !code?.codeChallenge || (verifier !== null && createHash('sha256').update(verifier).digest('base64url') === code.codeChallenge);
-    if (!code || code.clientId !== clientId || !challengeMet) return refuse('bad_verification_code', 'The code passed is incorrect or expired.');
-    if (form.get('redirect_uri') && form.get('redirect_uri') !== code.redirectUri) return refuse('redirect_uri_mismatch', 'The redirect_uri MUST match the registered callback URL for this application.');
-    this.codes.delete(form.get('code')!);
-    answer({ access_token: issue(), scope: 'repo,read:org,read:discussion', token_type: 'bearer' });
-  }
 }
 
 async function readBody(request: IncomingMessage): Promise<Buffer> {

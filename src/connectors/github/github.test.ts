@@ -224,6 +224,30 @@ describe('github connector against a local server speaking GitHub\'s REST, Graph
     expect(github.requests.filter((request) => request.path === '/repos/acme/widgets/pulls/comments').map((request) => request.query.get('since'))).toEqual([null]);
   });
 
+  test('discussions are read newest first down to the last mark; a run stopped between two pages continues after the page it read', async () => {
+    for (let n = 0; n < 30; n++) github.addDiscussion(widgets, `Idea ${n}`, `Idea number ${n}.`);
+    github.interruptions.push({ status: 502, path: /^\/api\/graphql$/, pass: 1, times: 5 });
+    const checkpoints: GitHubCursor[] = [];
+    expect(await rejection(sync({ config: { ...baseConfig(), repositories: ['acme/widgets'] }, checkpoints }))).toBeInstanceOf(TemporarilyUnavailableError);
+    const newest = widgets.discussions.at(-1)!;
+    const stopped = checkpoints.at(-1)!.repositories['acme/widgets']!;
+    expect(stopped).toMatchObject({ discussions: null, discussions_pending: { after: expect.any(String), top: { at: newest.updated_at, ids: [newest.id] } } });
+    github.requests.length = 0;
+
+    const resumed = await sync({ config: { ...baseConfig(), repositories: ['acme/widgets'] }, cursor: checkpoints.at(-1)!, resuming: true });
+    const graphql = github.requests.filter((request) => request.path === '/api/graphql');
+    expect(graphql.map((request) => request.variables!.after)).toEqual([stopped.discussions_pending!.after]);
+    // 31 discussions, 25 a page: the six oldest remain.
+    expect(resumed.ids.filter((id) => id.includes('/discussions/'))).toHaveLength(6);
+    expect(resumed.cursor!.repositories['acme/widgets']).toMatchObject({ discussions: { at: newest.updated_at, ids: [newest.id] }, discussions_pending: null });
+
+    github.edit(widgets.discussions[3]!, { title: 'Idea 2, revised' });
+    github.requests.length = 0;
+    const again = await sync({ config: { ...baseConfig(), repositories: ['acme/widgets'] }, cursor: resumed.cursor });
+    expect(again.ids.filter((id) => id.includes('/discussions/'))).toEqual([`acme/widgets/discussions/${widgets.discussions[3]!.number}`]);
+    expect(github.requests.filter((request) => request.path === '/api/graphql')).toHaveLength(1);
+  });
+
   test('an invalid token is CredentialsRejectedError, for a sync and a check, and the token is never in the error', async () => {
     const wrong = 'ghp_revokedTokenThatMustNotLeak';
     const error = await rejection(sync({ credentials: { personal_access_token: wrong } }));

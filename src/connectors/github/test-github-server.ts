@@ -56,6 +56,8 @@ export interface Interruption {
   path?: RegExp;
   /** How many requests it answers (default 1). */
   times?: number;
+  /** How many matching requests it lets through first (default 0). */
+  pass?: number;
 }
 
 const MAX_PER_PAGE = 100;
@@ -217,7 +219,8 @@ export class TestGitHubServer {
       return send(401, { message: 'Bad credentials', documentation_url: resource === 'graphql' ? 'https://docs.github.com/graphql' : 'https://docs.github.com/rest', status: '401' });
     }
     const interruption = this.interruptions.find((candidate) => !candidate.path || candidate.path.test(record.path));
-    if (interruption) {
+    if (interruption?.pass) interruption.pass--;
+    else if (interruption) {
       if ((interruption.times ?? 1) <= 1) this.interruptions.splice(this.interruptions.indexOf(interruption), 1);
       else interruption.times = interruption.times! - 1;
       if (interruption.status >= 500) return send(interruption.status, { message: 'Server Error' });

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Connector, SourceItem } from '../connector.js';
 
 /**
@@ -7,14 +8,13 @@ import type { Connector, SourceItem } from '../connector.js';
  * batch's entities and deletions (`complete: false`, so nothing else of the connection is touched).
  * There is nothing to pull: push connections are never run on demand or on a schedule.
  */
-const connector: Connector = {
+const connector: Connector<Record<string, never>, null, never> = {
   shortName: 'push',
   name: 'Push API',
   description:
     'Entities your own code sends: batches of up to 1,000 entities (id, name, text, breadcrumbs, fields) and 1,000 deletions per request to POST /source-connections/{id}/entities. Each batch is synced as a job of its own.',
-  authMethods: ['direct'],
-  authFields: null,
-  configFields: [],
+  auth: { kind: 'none' },
+  config: z.strictObject({}),
   supportedAuthProviders: [],
   supportsContinuous: false,
   federatedSearch: false,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { XMLParser } from 'fast-xml-parser';
+import { z } from 'zod';
 import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
 import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '../../platform/http/web-client.js';
@@ -16,40 +17,30 @@ import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '.
  * from the config are deleted.
  */
 
-interface RssConfig {
-  feed_urls: string[];
-  timeout_seconds: number;
-  max_feed_bytes: number;
-}
+const config = z.strictObject({
+  feed_urls: z.array(z.string()).meta({ title: 'Feed URLs', description: 'http(s) URLs of RSS or Atom feeds.' }),
+  timeout_seconds: z.int().min(1).max(600).default(20).meta({ title: 'Request timeout (seconds)' }),
+  max_feed_bytes: z.int().min(1).default(20 * 1024 * 1024).meta({ title: 'Largest feed (bytes)' }),
+});
 
-interface FeedState {
-  etag: string | null;
-  lastModified: string | null;
+type RssConfig = z.infer<typeof config>;
+
+const feedState = z.object({
+  etag: z.string().nullable(),
+  lastModified: z.string().nullable(),
   /** Entity id of the feed, and date (ISO, or '' when the item has none) by item entity id. */
-  feedId: string;
-  items: Record<string, string>;
-}
+  feedId: z.string(),
+  items: z.record(z.string(), z.string()),
+});
 
-interface RssCursor {
-  version: typeof CURSOR_VERSION;
-  extraction: number;
-  feeds: Record<string, FeedState>;
-}
+type FeedState = z.infer<typeof feedState>;
 
-const CURSOR_VERSION = 1;
-const DEFAULTS = { timeout_seconds: 20, max_feed_bytes: 20 * 1024 * 1024 };
+const cursor = z.object({ version: z.literal(1), extraction: z.number(), feeds: z.record(z.string(), feedState) });
+
+export type RssCursor = z.infer<typeof cursor>;
 
 /** A feed that answered, but not with a feed (an HTTP error, not XML, another format). */
 class FeedError extends Error {}
-
-function readConfig(raw: Record<string, unknown>): RssConfig {
-  const positive = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
-  return {
-    feed_urls: Array.isArray(raw.feed_urls) ? raw.feed_urls.filter((url): url is string => typeof url === 'string') : [],
-    timeout_seconds: positive(raw.timeout_seconds, DEFAULTS.timeout_seconds),
-    max_feed_bytes: positive(raw.max_feed_bytes, DEFAULTS.max_feed_bytes),
-  };
-}
 
 function feedUrls(config: RssConfig): string[] {
   if (config.feed_urls.length === 0) throw new SourceConfigError('feed_urls', 'At least one feed URL is required');
@@ -216,18 +207,14 @@ async function fetchFeed(url: string, config: RssConfig, client: WebClient, sign
   return { answer, feed: parseFeed(answer.body.toString('utf8'), url), before };
 }
 
-const connector: Connector = {
+const connector: Connector<RssConfig, null, RssCursor> = {
   shortName: 'rss',
   name: 'RSS / Atom feeds',
   description:
     'One or more RSS 2.0, RSS 1.0 or Atom feeds: each item with its title, link, content or summary, dates and author. Incremental by item id and date, with conditional requests; items that scroll out of a feed stay searchable.',
-  authMethods: ['direct'],
-  authFields: null,
-  configFields: [
-    { name: 'feed_urls', title: 'Feed URLs', description: 'http(s) URLs of RSS or Atom feeds.', type: 'array', itemsType: 'string', required: true, isSecret: false },
-    { name: 'timeout_seconds', title: 'Request timeout (seconds)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.timeout_seconds, minimum: 1, maximum: 600 },
-    { name: 'max_feed_bytes', title: 'Largest feed (bytes)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_feed_bytes, minimum: 1 },
-  ],
+  auth: { kind: 'none' },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -235,8 +222,7 @@ const connector: Connector = {
   outputEntityDefinitions: ['RssFeedEntity', 'RssItemEntity'],
   credentialTargets: (config) => httpOrigins(config.feed_urls),
 
-  async validate({ config: raw }, environment) {
-    const config = readConfig(raw);
+  async validate({ config }, environment) {
     for (const url of feedUrls(config)) {
       try {
         await fetchFeed(url, { ...config, timeout_seconds: Math.min(config.timeout_seconds, 15) }, environment.webClient, new AbortController().signal, null);
@@ -247,10 +233,9 @@ const connector: Connector = {
     }
   },
 
-  sync({ config: raw, cursor, signal }, environment) {
-    const config = readConfig(raw);
-    const next: RssCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, feeds: {} };
-    const previous = cursor?.version === CURSOR_VERSION && cursor.extraction === EXTRACTION_VERSION ? (cursor as unknown as RssCursor).feeds : {};
+  sync({ config, cursor: stored, signal }, environment) {
+    const next: RssCursor = { version: 1, extraction: EXTRACTION_VERSION, feeds: {} };
+    const previous = stored?.extraction === EXTRACTION_VERSION ? stored.feeds : {};
     async function* items(): AsyncGenerator<SourceItem> {
       const urls = feedUrls(config);
       for (const url of urls) {
@@ -264,7 +249,7 @@ const connector: Connector = {
         yield { delete: state.feedId };
       }
     }
-    return { complete: false, items: items(), nextCursor: () => next as unknown as Record<string, unknown> };
+    return { complete: false, items: items(), nextCursor: () => next };
   },
 };
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, connectionContext, connectorEnvironment, rejection } from '../connector-testing.js';
 import { TestSite } from '../web/test-site.js';
-import connector from './index.js';
+import connector, { type RssCursor } from './index.js';
 import { atom, rss2, type TestFeedItem } from './test-feeds.js';
 
 
-const sync = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) => collectRun(connector, { config, cursor });
+const sync = (config: Record<string, unknown>, cursor: RssCursor | null = null) => collectRun(connector, { config, cursor });
 
 let site: TestSite;
 const u = (path: string) => `${site.url}${path}`;
@@ -71,13 +71,13 @@ describe('rss connector', () => {
 
   test('an unchanged feed served without validators still keeps unchanged items', async () => {
     const first = await sync({ feed_urls: [u('/news.xml')] });
-    const second = await sync({ feed_urls: [u('/news.xml')] }, { ...first.cursor, feeds: { [u('/news.xml')]: { ...(first.cursor as any).feeds[u('/news.xml')], etag: null } } });
+    const second = await sync({ feed_urls: [u('/news.xml')] }, { ...first.cursor!, feeds: { [u('/news.xml')]: { ...first.cursor!.feeds[u('/news.xml')]!, etag: null } } });
     expect(second.ids).toEqual([u('/news.xml')]); // the feed entity is re-yielded (the pipeline skips it by hash)
     expect(second.keeps).toEqual(['n1', 'n2']);
   });
 
   test('validation fetches and parses each feed', async () => {
-    const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...configDefaults(connector), ...config }, credentials: {}, logger: silentLogger }, connectorEnvironment());
+    const validate = (config: Record<string, unknown>) => connector.validate(connectionContext(connector, { config }), connectorEnvironment());
     await expect(validate({ feed_urls: [u('/news.xml'), u('/releases.atom')] })).resolves.toBeUndefined();
     const missing = await rejection(validate({ feed_urls: [u('/missing.xml')] }));
     expect(missing).toBeInstanceOf(SourceConfigError);

@@ -178,10 +178,13 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
     expect(linear.requests.slice(marker)).toHaveLength(6);
   });
 
-  test('a cursor of another API URL or workspace says nothing here: everything is read again', async () => {
+  test('a cursor of another API URL, workspace or choice of lists says nothing here: everything is read again', async () => {
     const first = await sync();
     const otherApi = await sync({ cursor: { ...first.cursor!, api_url: 'https://api.linear.example' } });
     expect([otherApi.complete, otherApi.entities.length]).toEqual([true, 12]);
+    // Comments newly left out: a complete listing, so the indexed ones go.
+    const withoutComments = await sync({ cursor: first.cursor, config: { include_comments: false } });
+    expect([withoutComments.complete, typeCounts(withoutComments.entities)]).toEqual([true, { team: 2, project: 2, document: 2, issue: 3 }]);
     const otherWorkspace = await sync({ cursor: { ...first.cursor!, workspace: 'another-workspace' } });
     expect([otherWorkspace.complete, otherWorkspace.entities.length]).toEqual([false, 12]);
     expect(otherWorkspace.cursor).toMatchObject({ workspace: linear.organization.id });

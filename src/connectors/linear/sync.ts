@@ -38,6 +38,8 @@ export const linearCursor = z.strictObject({
   /** The API and workspace read: a cursor of another one (the API URL or the account changed) says nothing here. */
   api_url: z.string(),
   workspace: z.string(),
+  /** The lists read: with comments or documents newly left out, only a complete listing removes them. */
+  streams: z.array(z.enum(STREAM_NAMES)),
   /** Where each stream starts: the watermarks of the previous finished run. */
   since: watermarks,
   /** On a checkpoint: the stream being read, the page cursor to continue after, and what was seen so far. */
@@ -64,7 +66,8 @@ export function graphqlClient(context: Pick<LinearContext, 'config' | 'http' | '
 
 export function runSync(context: LinearContext): SourceRun<LinearCursor> {
   const { config, logger } = context;
-  const usable = context.cursor?.api_url === config.api_url ? context.cursor : null;
+  const streams: StreamName[] = STREAM_NAMES.filter((name) => (name !== 'comments' || config.include_comments) && (name !== 'documents' || config.include_documents));
+  const usable = context.cursor?.api_url === config.api_url && context.cursor.streams.join() === streams.join() ? context.cursor : null;
   let next: LinearCursor | null = null;
   async function* items(): AsyncGenerator<SourceItem> {
     const graphql = graphqlClient(context);
@@ -75,11 +78,10 @@ export function runSync(context: LinearContext): SourceRun<LinearCursor> {
     const cursor = usable?.workspace === organization.id ? usable : null;
     const since = cursor?.since ?? noWatermarks();
     const seen: Watermarks = { ...(cursor?.resume?.seen ?? since) };
-    const saved = (resume: LinearCursor['resume'], watermarks: Watermarks): LinearCursor => ({ version: 1, api_url: config.api_url, workspace: organization.id, since: watermarks, resume });
+    const saved = (resume: LinearCursor['resume'], watermarks: Watermarks): LinearCursor => ({ version: 1, api_url: config.api_url, workspace: organization.id, streams, since: watermarks, resume });
     const run: StreamRun = { context, graphql, since, seen, save: (stream, after) => context.checkpoint(saved({ stream, after, seen: { ...seen } }, since)) };
     const resume = cursor?.resume ?? null;
     const from = (name: StreamName) => (resume?.stream === name ? resume.after : null);
-    const streams: StreamName[] = STREAM_NAMES.filter((name) => (name !== 'comments' || config.include_comments) && (name !== 'documents' || config.include_documents));
     const start = resume ? Math.max(streams.indexOf(resume.stream), 0) : 0;
 
     for (const name of streams.slice(start)) {

@@ -145,6 +145,13 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     expect(server.requestsTo(new RegExp(`^/api/v4/projects/${tools.id}/(wikis|repository)`))).toEqual([]);
   });
 
+  it('pages by x-next-page when an offset page has no Link header', async () => {
+    server.omitOffsetLinks = true;
+    const result = await run();
+    expect(countByType(result.entities)).toEqual({ project: 2, issue: 4, merge_request: 2, note: 4, wiki_page: 2, file: 3 });
+    expect(server.requestsTo(new RegExp(`^/api/v4/projects/${handbook.id}/issues$`)).map((request) => request.query.get('page'))).toEqual([null, '2']);
+  });
+
   it('re-syncs incrementally: changed issues with their comments, new merge requests, changed wiki pages and files are read; the rest is kept, deletions are reported', async () => {
     const first = await run();
     const rewriteNote = `note:${handbook.id}:${handbook.mergeRequests.get(1)!.notes[0]!.id}`;

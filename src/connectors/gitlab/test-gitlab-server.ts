@@ -135,6 +135,8 @@ export class TestGitLabServer {
   maxPerPage = 100;
   /** Leaves out `x-total` / `x-total-pages` (GitLab.com does past 10,000 records). */
   omitTotals = false;
+  /** Leaves the `Link` header out of offset pages, so clients page by `x-next-page` alone. */
+  omitOffsetLinks = false;
   url = '';
   private server: Server | null = null;
   private readonly codes = new Map<string, PendingCode>();
@@ -464,7 +466,7 @@ export class TestGitLabServer {
     };
     const links = [...(page > 1 ? [link(page - 1, 'prev')] : []), ...(page < totalPages ? [link(page + 1, 'next')] : []), link(1, 'first'), ...(this.omitTotals ? [] : [link(totalPages, 'last')])];
     return json(200, all.slice((page - 1) * perPage, page * perPage), {
-      link: links.join(', '),
+      ...(this.omitOffsetLinks ? {} : { link: links.join(', ') }),
       'x-page': String(page),
       'x-per-page': String(perPage),
       'x-next-page': page < totalPages ? String(page + 1) : '',

@@ -298,6 +298,17 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
     expect(notBrowser.status).toBe(422);
   });
 
+  test('a config change that would send the tokens to another token endpoint is refused (credential-target binding); other changes pass', async () => {
+    const created = await createBrowserConnection({}, { sync_immediately: false });
+    await browse(created.auth.auth_url);
+    const moved = await call('PATCH', `/source-connections/${created.id}`, { config: { ...stubConfig(), oauth_token_url: 'http://127.0.0.2:9/oauth/token' } });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'authentication', 'credentials'], type: 'credentials_required' })]);
+    const kept = await call('PATCH', `/source-connections/${created.id}`, { config: { ...stubConfig(), entity_count: 7 } });
+    expect(kept.status).toBe(200);
+    expect(kept.body.config.entity_count).toBe(7);
+  });
+
   test('organizations are isolated: another one cannot read, authorize or complete a connection it does not own', async () => {
     const created = await createBrowserConnection({}, { sync_immediately: false });
     const other = await running.core.services.organizations.createOrganization('Other org');

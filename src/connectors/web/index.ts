@@ -1,6 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import robotsParserModule from 'robots-parser';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { Logger } from '../../platform/logger.js';
 import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
 import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
@@ -22,17 +23,18 @@ import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type Fetched
  * all fails the run.
  */
 
-interface WebConfig {
-  start_urls: string[];
-  max_depth: number;
-  max_pages: number;
-  concurrency: number;
-  timeout_seconds: number;
-  use_sitemap: boolean;
-  max_page_bytes: number;
-}
+const config = z.strictObject({
+  start_urls: z.array(z.string()).meta({ title: 'Start URLs', description: 'Pages where the crawl starts; only pages on their origins (scheme, host, port) are read.' }),
+  max_depth: z.int().min(0).max(50).default(3).meta({ title: 'Link depth', description: 'How many links away from a start URL (or a sitemap entry) the crawl goes; 0 reads only those.' }),
+  max_pages: z.int().min(1).max(100_000).default(500).meta({ title: 'Most pages', description: 'The crawl stops queueing pages after this many.' }),
+  concurrency: z.int().min(1).max(16).default(2).meta({ title: 'Parallel requests', description: 'Requests in flight at once (1 when robots.txt sets a Crawl-delay, which is then waited between requests).' }),
+  timeout_seconds: z.int().min(1).max(600).default(20).meta({ title: 'Request timeout (seconds)' }),
+  use_sitemap: z.boolean().default(true).meta({ title: 'Use sitemaps', description: 'Also crawl the pages listed by /sitemap.xml and the sitemaps robots.txt names.' }),
+  max_page_bytes: z.int().min(1).default(10 * 1024 * 1024).meta({ title: 'Largest page (bytes)', description: 'Larger responses are skipped.' }),
+});
 
-const DEFAULTS = { max_depth: 3, max_pages: 500, concurrency: 2, timeout_seconds: 20, use_sitemap: true, max_page_bytes: 10 * 1024 * 1024 };
+type WebConfig = z.infer<typeof config>;
+
 // robots-parser is CommonJS typed as an ES module: its default import is the function itself.
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
@@ -41,35 +43,20 @@ const MAX_CRAWL_DELAY_MS = 30_000;
 const MAX_SITEMAP_FILES = 50;
 
 /** What the last run learnt of a URL it fetched. */
-interface PageState {
+const pageState = z.object({
   /** The entity's id (the URL after redirects), or null when the page was not indexed (noindex, no text). */
-  entityId: string | null;
-  etag: string | null;
-  lastModified: string | null;
+  entityId: z.string().nullable(),
+  etag: z.string().nullable(),
+  lastModified: z.string().nullable(),
   /** Same-site links found on the page, to crawl on when it answers 304. */
-  links: string[];
-}
+  links: z.array(z.string()),
+});
 
-interface WebCursor {
-  version: typeof CURSOR_VERSION;
-  extraction: number;
-  pages: Record<string, PageState>;
-}
+type PageState = z.infer<typeof pageState>;
 
-const CURSOR_VERSION = 1;
+const cursor = z.object({ version: z.literal(1), extraction: z.number(), pages: z.record(z.string(), pageState) });
 
-function readConfig(raw: Record<string, unknown>): WebConfig {
-  const integer = (value: unknown, fallback: number) => (Number.isInteger(value) && (value as number) >= 0 ? (value as number) : fallback);
-  return {
-    start_urls: Array.isArray(raw.start_urls) ? raw.start_urls.filter((url): url is string => typeof url === 'string') : [],
-    max_depth: integer(raw.max_depth, DEFAULTS.max_depth),
-    max_pages: integer(raw.max_pages, DEFAULTS.max_pages) || DEFAULTS.max_pages,
-    concurrency: integer(raw.concurrency, DEFAULTS.concurrency) || 1,
-    timeout_seconds: integer(raw.timeout_seconds, DEFAULTS.timeout_seconds) || DEFAULTS.timeout_seconds,
-    use_sitemap: typeof raw.use_sitemap === 'boolean' ? raw.use_sitemap : DEFAULTS.use_sitemap,
-    max_page_bytes: integer(raw.max_page_bytes, DEFAULTS.max_page_bytes) || DEFAULTS.max_page_bytes,
-  };
-}
+export type WebCursor = z.infer<typeof cursor>;
 
 function startUrls(config: WebConfig): string[] {
   if (config.start_urls.length === 0) throw new SourceConfigError('start_urls', 'At least one start URL is required');
@@ -165,22 +152,14 @@ const httpDate = (value: string | null) => {
 /** Statuses after which a page is gone; other failures keep the last copy. */
 const GONE = new Set([404, 410]);
 
-const connector: Connector = {
+const connector: Connector<WebConfig, null, WebCursor> = {
   shortName: 'web',
   name: 'Website',
   description:
     'A website crawled from start URLs on the same site, with depth and page limits, sitemap.xml and robots.txt (user agent "Catchment"): pages as clean text with title and headings, the URL path as breadcrumbs. Re-syncs use conditional requests (ETag / Last-Modified); pages that disappear are removed.',
-  authMethods: ['direct'],
-  authFields: null,
-  configFields: [
-    { name: 'start_urls', title: 'Start URLs', description: 'Pages where the crawl starts; only pages on their origins (scheme, host, port) are read.', type: 'array', itemsType: 'string', required: true, isSecret: false },
-    { name: 'max_depth', title: 'Link depth', description: 'How many links away from a start URL (or a sitemap entry) the crawl goes; 0 reads only those.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_depth, minimum: 0, maximum: 50 },
-    { name: 'max_pages', title: 'Most pages', description: 'The crawl stops queueing pages after this many.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_pages, minimum: 1, maximum: 100_000 },
-    { name: 'concurrency', title: 'Parallel requests', description: "Requests in flight at once (1 when robots.txt sets a Crawl-delay, which is then waited between requests).", type: 'integer', required: false, isSecret: false, default: DEFAULTS.concurrency, minimum: 1, maximum: 16 },
-    { name: 'timeout_seconds', title: 'Request timeout (seconds)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.timeout_seconds, minimum: 1, maximum: 600 },
-    { name: 'use_sitemap', title: 'Use sitemaps', description: 'Also crawl the pages listed by /sitemap.xml and the sitemaps robots.txt names.', type: 'boolean', required: false, isSecret: false, default: DEFAULTS.use_sitemap },
-    { name: 'max_page_bytes', title: 'Largest page (bytes)', description: 'Larger responses are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_page_bytes, minimum: 1 },
-  ],
+  auth: { kind: 'none' },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -189,8 +168,7 @@ const connector: Connector = {
   // The crawl stays on its start URLs' origins.
   credentialTargets: (config) => httpOrigins(config.start_urls),
 
-  async validate({ config: raw }, environment) {
-    const config = readConfig(raw);
+  async validate({ config }, environment) {
     const settings: FetchSettings = { client: environment.webClient, signal: new AbortController().signal, timeoutMs: Math.min(config.timeout_seconds, 15) * 1000, maxBytes: config.max_page_bytes };
     for (const url of startUrls(config)) {
       try {
@@ -205,11 +183,10 @@ const connector: Connector = {
     }
   },
 
-  sync({ config: raw, cursor, signal, logger }, environment) {
-    const config = readConfig(raw);
-    const next: WebCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, pages: {} };
-    const previous = cursor?.version === CURSOR_VERSION && cursor.extraction === EXTRACTION_VERSION ? (cursor as unknown as WebCursor).pages : {};
-    return { complete: true, items: crawl(config, previous, next, { client: environment.webClient, signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes }, logger), nextCursor: () => next as unknown as Record<string, unknown> };
+  sync({ config, cursor: stored, signal, logger }, environment) {
+    const next: WebCursor = { version: 1, extraction: EXTRACTION_VERSION, pages: {} };
+    const previous = stored?.extraction === EXTRACTION_VERSION ? stored.pages : {};
+    return { complete: true, items: crawl(config, previous, next, { client: environment.webClient, signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes }, logger), nextCursor: () => next };
   },
 };
 

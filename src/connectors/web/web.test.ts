@@ -1,17 +1,15 @@
 import { afterAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, connectionContext, connectorEnvironment, rejection } from '../connector-testing.js';
 import { outlinePage } from './html-page.js';
 import { WebClient } from '../../platform/http/web-client.js';
-import connector from './index.js';
+import connector, { type WebCursor } from './index.js';
 import { htmlPage, TestSite } from './test-site.js';
 
-const logger = silentLogger;
-const DEFAULTS = configDefaults(connector);
 
-const crawl = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null) => collectRun(connector, { config, cursor });
+const crawl = (config: Record<string, unknown>, cursor: WebCursor | null = null) => collectRun(connector, { config, cursor });
 
-const validate = (config: Record<string, unknown>) => connector.validate({ config: { ...DEFAULTS, ...config }, credentials: {}, logger }, connectorEnvironment());
+const validate = (config: Record<string, unknown>) => connector.validate(connectionContext(connector, { config }), connectorEnvironment());
 
 let site: TestSite;
 const u = (path: string) => `${site.url}${path}`;
@@ -110,7 +108,7 @@ describe('web connector', () => {
   test('network policy: intranet addresses only when allowed, by address or by name; link-local never, not even through a redirect', async () => {
     const closed = new WebClient({ allowPrivateNetworks: false });
     try {
-      const validateWith = (url: string) => connector.validate({ config: { ...DEFAULTS, start_urls: [url] }, credentials: {}, logger }, { localFolderRoots: [], webClient: closed });
+      const validateWith = (url: string) => connector.validate(connectionContext(connector, { config: { start_urls: [url] } }), { localFolderRoots: [], webClient: closed });
       for (const url of [u('/'), u('/').replace('127.0.0.1', 'localhost')]) {
         expect(await rejection(validateWith(url))).toMatchObject({ field: 'start_urls', message: expect.stringMatching(/private, loopback or link-local address.*CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS/) });
       }

@@ -50,7 +50,7 @@ describe("gitlab with OAuth tokens on PostgreSQL, against a local server speakin
     server = await new TestGitLabServer().start();
     const project = server.addProject({ path: 'tools', namespace: 'acme' });
     server.addIssuable(project, 'issues', { title: 'Add a linter' });
-    app = server.registerOAuthApp(REDIRECT_URI);
+    app = server.oauth.registerApp(REDIRECT_URI);
   });
   afterEach(async () => {
     await server.stop();
@@ -63,7 +63,7 @@ describe("gitlab with OAuth tokens on PostgreSQL, against a local server speakin
   async function signIn(): Promise<TokenSet> {
     if (connector.auth.kind !== 'oauth2') throw new Error('gitlab signs in with OAuth');
     const verifier = randomBytes(32).toString('base64url');
-    const code = server.approve(app.clientId, REDIRECT_URI, createHash('sha256').update(verifier).digest('base64url'));
+    const code = server.oauth.approve(app.clientId, REDIRECT_URI, createHash('sha256').update(verifier).digest('base64url'));
     return requestTokens({ spec: connector.auth.oauth, config: config(), client: app, grant: { type: 'authorization_code', code, redirectUri: REDIRECT_URI, codeVerifier: verifier }, allowPrivateNetworks: true });
   }
 

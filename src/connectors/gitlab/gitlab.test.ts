@@ -325,9 +325,9 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     const spec = connector.auth.oauth;
     const config = parsedConfig(connector, configOf({ projects: ['acme/platform/tools'] }));
     expect(spec.authorizeUrl(config)).toBe(`${server.url}/oauth/authorize`);
-    const client = server.registerOAuthApp(REDIRECT_URI);
+    const client = server.oauth.registerApp(REDIRECT_URI);
     const verifier = randomBytes(32).toString('base64url');
-    const code = server.approve(client.clientId, REDIRECT_URI, createHash('sha256').update(verifier).digest('base64url'));
+    const code = server.oauth.approve(client.clientId, REDIRECT_URI, createHash('sha256').update(verifier).digest('base64url'));
     const exchange = (grant: Parameters<typeof requestTokens>[0]['grant']) => requestTokens({ spec, config, client: { clientId: client.clientId, clientSecret: client.clientSecret }, grant, allowPrivateNetworks: true });
 
     // A wrong PKCE verifier is refused; the right one gets tokens, once.

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeGitLabOAuth } from './test-gitlab-oauth.js';
 
 /**
  * Test helper: a local HTTP server speaking the part of GitLab's REST API v4 and OAuth 2 provider the
@@ -29,11 +30,7 @@ import type { AddressInfo } from 'node:net';
  * - Rate limits — doc/security/rate_limits.md, doc/user/gitlab_com: `RateLimit-Limit`, `RateLimit-Observed`,
  *   `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-ResetTime` on answers; a 429 `Retry later` with
  *   `Retry-After` when throttled.
- * - OAuth — doc/api/oauth2.md (Doorkeeper): `POST /oauth/token` with a form body (client_id and
- *   client_secret in the body), `authorization_code` (with `redirect_uri` and the PKCE `code_verifier`, S256)
- *   and `refresh_token` grants answering `access_token`, `token_type`, `expires_in` (7200), `refresh_token`,
- *   `scope`, `created_at`; a refresh invalidates the previous access and refresh tokens (rotation). Refusals are
- *   `{"error":"invalid_grant"|"invalid_client", "error_description":…}` (400 / 401).
+ * - OAuth — doc/api/oauth2.md: `POST /oauth/token`, answered by ./test-gitlab-oauth.ts.
  */
 
 export interface GitLabUser {
@@ -100,12 +97,6 @@ export interface RecordedRequest {
   privateToken: string | undefined;
 }
 
-interface PendingCode {
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string | null;
-}
-
 interface Answer {
   status: number;
   headers?: Record<string, string>;
@@ -124,8 +115,8 @@ export class TestGitLabServer {
   readonly requests: RecordedRequest[] = [];
   /** Access tokens accepted (personal access tokens and OAuth tokens), with their expiry when they have one. */
   readonly accessTokens = new Map<string, { expiresAt: number | null }>();
-  /** OAuth applications: client id → secret and registered redirect URI. */
-  readonly oauthApps = new Map<string, { secret: string; redirectUri: string }>();
+  /** The OAuth provider (applications, authorization codes, refresh tokens), issuing tokens into `accessTokens`. */
+  readonly oauth = new FakeGitLabOAuth(this.accessTokens);
   /**
    * Answers given instead of the next requests whose path (as sent) matches, in order (a 429 with
    * Retry-After, a 500); `path` undefined matches any API request.
@@ -139,8 +130,6 @@ export class TestGitLabServer {
   omitOffsetLinks = false;
   url = '';
   private server: Server | null = null;
-  private readonly codes = new Map<string, PendingCode>();
-  private readonly refreshTokens = new Map<string, { clientId: string; accessToken: string }>();
   private nextId = 1000;
   /** The fake's clock: every change moves it on by a second, so `updated_at` values differ and order changes. */
   private clock = Date.parse('2025-03-01T09:00:00.000Z');
@@ -218,24 +207,6 @@ export class TestGitLabServer {
     issuable.updated_at = this.now();
   }
 
-  /** Registers an OAuth application and returns its client id and secret. */
-  registerOAuthApp(redirectUri: string): { clientId: string; clientSecret: string } {
-    const clientId = randomBytes(16).toString('hex');
-    const clientSecret = `gloas-${randomBytes(16).toString('hex')}`;
-    this.oauthApps.set(clientId, { secret: clientSecret, redirectUri });
-    return { clientId, clientSecret };
-  }
-
-  /**
-   * What the authorize page hands the redirect URI once the user approves: a single-use code bound to
-   * the client, the redirect URI and the PKCE challenge (S256) of the authorization request.
-   */
-  approve(clientId: string, redirectUri: string, codeChallenge: string | null = null): string {
-    const code = randomBytes(16).toString('hex');
-    this.codes.set(code, { clientId, redirectUri, codeChallenge });
-    return code;
-  }
-
   /** Expires an access token (as two hours passing would). */
   expire(accessToken: string): void {
     this.accessTokens.set(accessToken, { expiresAt: 0 });
@@ -265,7 +236,10 @@ export class TestGitLabServer {
     const url = new URL(request.url ?? '/', this.url);
     let answer: Answer;
     try {
-      answer = rawPath === '/oauth/token' && request.method === 'POST' ? this.token(request, Buffer.concat(chunks).toString('utf8')) : this.api(request, rawPath, url);
+      answer =
+        rawPath === '/oauth/token' && request.method === 'POST'
+          ? json(...this.oauth.token(request.headers['content-type'] ?? '', Buffer.concat(chunks).toString('utf8')))
+          : this.api(request, rawPath, url);
     } catch (error) {
       answer = json(500, { message: `500 Internal Server Error: ${(error as Error).message}` });
     }
@@ -504,46 +478,5 @@ export class TestGitLabServer {
       headers.link = `<${this.url}${next.pathname}${next.search}>; rel="next"`;
     }
     return json(200, page, headers);
-  }
-
-  /** `POST /oauth/token`, Doorkeeper's answers. */
-  private token(request: IncomingMessage, body: string): Answer {
-    const form = new URLSearchParams(body);
-    if (!(request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) return json(400, { error: 'invalid_request', error_description: 'The request is missing a required parameter.' });
-    const clientId = form.get('client_id') ?? '';
-    const app = this.oauthApps.get(clientId);
-    // Doorkeeper takes the client from the body (or HTTP Basic); a confidential app must give its secret.
-    if (!app || form.get('client_secret') !== app.secret) {
-      return json(401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
-    }
-    const invalidGrant = json(400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
-    if (form.get('grant_type') === 'authorization_code') {
-      const code = this.codes.get(form.get('code') ?? '');
-      if (!code || code.clientId !== clientId || code.redirectUri !== form.get('redirect_uri')) return invalidGrant;
-      if (code.codeChallenge !== null) {
-        const verifier = form.get('code_verifier') ?? '';
-        if (createHash('sha256').update(verifier).digest('base64url') !== code.codeChallenge) return invalidGrant;
-      }
-      this.codes.delete(form.get('code')!);
-      return json(200, this.issueTokens(clientId));
-    }
-    if (form.get('grant_type') === 'refresh_token') {
-      const refreshToken = form.get('refresh_token') ?? '';
-      const known = this.refreshTokens.get(refreshToken);
-      if (!known || known.clientId !== clientId) return invalidGrant;
-      // Rotation: the refresh token and the access token it came with stop working.
-      this.refreshTokens.delete(refreshToken);
-      this.accessTokens.delete(known.accessToken);
-      return json(200, this.issueTokens(clientId));
-    }
-    return json(400, { error: 'unsupported_grant_type', error_description: 'The authorization grant type is not supported by the authorization server.' });
-  }
-
-  private issueTokens(clientId: string) {
-    const accessToken = randomBytes(32).toString('hex');
-    const refreshToken = randomBytes(32).toString('hex');
-    this.accessTokens.set(accessToken, { expiresAt: Date.now() + 7200_000 });
-    this.refreshTokens.set(refreshToken, { clientId, accessToken });
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: 7200, refresh_token: refreshToken, scope: 'read_api read_repository', created_at: Math.floor(Date.now() / 1000) };
   }
 }

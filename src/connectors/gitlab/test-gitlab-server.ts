@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGitLabOAuth } from './test-gitlab-oauth.js';
+import { type FakeIssuable, type FakeNote, type FakeProject, type GitLabUser, issuableJson, noteJson, projectJson } from './test-gitlab-shapes.js';
+
+export type { FakeIssuable, FakeNote, FakeProject, FakeWikiPage, GitLabUser } from './test-gitlab-shapes.js';
 
 /**
  * Test helper: a local HTTP server speaking the part of GitLab's REST API v4 and OAuth 2 provider the
@@ -30,62 +33,9 @@ import { FakeGitLabOAuth } from './test-gitlab-oauth.js';
  * - Rate limits — doc/security/rate_limits.md, doc/user/gitlab_com: `RateLimit-Limit`, `RateLimit-Observed`,
  *   `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-ResetTime` on answers; a 429 `Retry later` with
  *   `Retry-After` when throttled.
- * - OAuth — doc/api/oauth2.md: `POST /oauth/token`, answered by ./test-gitlab-oauth.ts.
+ * - OAuth — doc/api/oauth2.md: `POST /oauth/token`, answered by ./test-gitlab-oauth.ts. The objects' JSON is in
+ *   ./test-gitlab-shapes.ts.
  */
-
-export interface GitLabUser {
-  id: number;
-  username: string;
-  name: string;
-}
-
-export interface FakeNote {
-  id: number;
-  body: string;
-  system: boolean;
-  author: GitLabUser;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface FakeIssuable {
-  id: number;
-  iid: number;
-  title: string;
-  description: string;
-  state: string;
-  labels: string[];
-  confidential?: boolean;
-  created_at: string;
-  updated_at: string;
-  notes: FakeNote[];
-}
-
-export interface FakeWikiPage {
-  slug: string;
-  title: string;
-  content: string;
-  format: string;
-}
-
-export interface FakeProject {
-  id: number;
-  name: string;
-  path: string;
-  namespace: { id: number; name: string; path: string; kind: string; full_path: string };
-  description: string;
-  visibility: 'private' | 'internal' | 'public';
-  default_branch: string | null;
-  created_at: string;
-  /** Listed by `membership=true`; a project the user is no member of is still readable when public. */
-  member: boolean;
-  wiki_enabled: boolean;
-  issues: Map<number, FakeIssuable>;
-  mergeRequests: Map<number, FakeIssuable>;
-  wiki: Map<string, FakeWikiPage>;
-  /** Path → content at the default branch. */
-  files: Map<string, Buffer>;
-}
 
 export interface RecordedRequest {
   method: string;
@@ -297,12 +247,12 @@ export class TestGitLabServer {
     const project = this.findProject(decodeURIComponent(parts[1]!));
     if (!project) return notFound('Project');
     const rest = parts.slice(2);
-    if (rest.length === 0) return json(200, this.projectJson(project));
+    if (rest.length === 0) return json(200, projectJson(this.url, project));
     if ((rest[0] === 'issues' || rest[0] === 'merge_requests') && rest.length === 1) return this.listIssuables(project, rest[0], url);
     if ((rest[0] === 'issues' || rest[0] === 'merge_requests') && rest.length === 3 && rest[2] === 'notes') {
       const issuable = (rest[0] === 'issues' ? project.issues : project.mergeRequests).get(Number(rest[1]));
       if (!issuable) return notFound(rest[0] === 'issues' ? 'Issue' : 'Merge Request');
-      return this.page(url, [...issuable.notes].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id).map((note) => this.noteJson(note, issuable, rest[0] === 'issues' ? 'Issue' : 'MergeRequest', project)));
+      return this.page(url, [...issuable.notes].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id).map((note) => noteJson(project, issuable, rest[0] === 'issues' ? 'Issue' : 'MergeRequest', note)));
     }
     if (rest[0] === 'wikis' && rest.length === 1) {
       if (!project.wiki_enabled) return json(403, { message: '403 Forbidden' });
@@ -324,79 +274,10 @@ export class TestGitLabServer {
     return project && (project.member || project.visibility !== 'private') ? project : undefined;
   }
 
-  private webUrl(project: FakeProject): string {
-    return `${this.url}/${project.namespace.full_path}/${project.path}`;
-  }
-
-  projectJson(project: FakeProject) {
-    return {
-      id: project.id,
-      description: project.description,
-      name: project.name,
-      name_with_namespace: `${project.namespace.name} / ${project.name}`,
-      path: project.path,
-      path_with_namespace: `${project.namespace.full_path}/${project.path}`,
-      created_at: project.created_at,
-      default_branch: project.default_branch,
-      visibility: project.visibility,
-      web_url: this.webUrl(project),
-      namespace: { ...project.namespace, web_url: `${this.url}/groups/${project.namespace.full_path}` },
-      last_activity_at: project.created_at,
-      empty_repo: project.files.size === 0,
-      archived: false,
-      issues_enabled: true,
-      merge_requests_enabled: true,
-      wiki_enabled: project.wiki_enabled,
-      topics: [],
-    };
-  }
-
-  private issuableJson(issuable: FakeIssuable, kind: 'issues' | 'merge_requests', project: FakeProject) {
-    const path = `${project.namespace.full_path}/${project.path}`;
-    return {
-      id: issuable.id,
-      iid: issuable.iid,
-      project_id: project.id,
-      title: issuable.title,
-      description: issuable.description,
-      state: issuable.state,
-      created_at: issuable.created_at,
-      updated_at: issuable.updated_at,
-      closed_at: issuable.state === 'closed' ? issuable.updated_at : null,
-      labels: issuable.labels,
-      milestone: null,
-      author: { ...this.user, state: 'active', web_url: `${this.url}/${this.user.username}` },
-      assignees: [],
-      user_notes_count: issuable.notes.filter((note) => !note.system).length,
-      web_url: `${this.webUrl(project)}/-/${kind}/${issuable.iid}`,
-      references: { short: `${kind === 'issues' ? '#' : '!'}${issuable.iid}`, full: `${path}${kind === 'issues' ? '#' : '!'}${issuable.iid}` },
-      ...(kind === 'issues' ? { confidential: issuable.confidential ?? false, type: 'ISSUE' } : { source_branch: `feature-${issuable.iid}`, target_branch: project.default_branch, draft: false, merged_at: issuable.state === 'merged' ? issuable.updated_at : null }),
-    };
-  }
-
-  private noteJson(note: FakeNote, issuable: FakeIssuable, noteableType: string, project: FakeProject) {
-    return {
-      id: note.id,
-      type: null,
-      body: note.body,
-      author: { ...note.author, state: 'active' },
-      created_at: note.created_at,
-      updated_at: note.updated_at,
-      system: note.system,
-      noteable_id: issuable.id,
-      noteable_type: noteableType,
-      noteable_iid: issuable.iid,
-      project_id: project.id,
-      resolvable: false,
-      confidential: false,
-      internal: false,
-    };
-  }
-
   private listProjects(url: URL): Answer {
     const membership = ['true', '1'].includes(url.searchParams.get('membership') ?? '');
     const visible = [...this.projects.values()].filter((project) => (membership ? project.member : project.member || project.visibility !== 'private')).sort((a, b) => a.id - b.id);
-    if (url.searchParams.get('pagination') !== 'keyset') return this.page(url, visible.map((project) => this.projectJson(project)));
+    if (url.searchParams.get('pagination') !== 'keyset') return this.page(url, visible.map((project) => projectJson(this.url, project)));
     if (url.searchParams.get('order_by') !== 'id') return json(405, { error: 'Keyset pagination is not yet available for this type of request' });
     const after = Number(url.searchParams.get('id_after') ?? 0);
     const perPage = this.perPage(url);
@@ -408,7 +289,7 @@ export class TestGitLabServer {
       next.searchParams.set('id_after', String(page.at(-1)!.id));
       headers.link = `<${this.url}${next.pathname}${next.search}>; rel="next"`;
     }
-    return json(200, page.map((project) => this.projectJson(project)), headers);
+    return json(200, page.map((project) => projectJson(this.url, project)), headers);
   }
 
   private listIssuables(project: FakeProject, kind: 'issues' | 'merge_requests', url: URL): Answer {
@@ -419,7 +300,7 @@ export class TestGitLabServer {
     const items = [...(kind === 'issues' ? project.issues : project.mergeRequests).values()]
       .filter((issuable) => (updatedAfter ? Date.parse(issuable.updated_at) >= Date.parse(updatedAfter) : true) && (state === 'all' || issuable.state === state))
       .sort((a, b) => (byUpdate ? a.updated_at.localeCompare(b.updated_at) : a.created_at.localeCompare(b.created_at)) * (ascending ? 1 : -1) || (a.id - b.id) * (ascending ? 1 : -1));
-    return this.page(url, items.map((issuable) => this.issuableJson(issuable, kind, project)));
+    return this.page(url, items.map((issuable) => issuableJson(this.url, project, kind, issuable, this.user)));
   }
 
   private perPage(url: URL): number {

@@ -1,6 +1,8 @@
 import path from 'node:path';
+import { z } from 'zod';
 import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { nonBlankString } from '../contract/schemas.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import type { WebClient } from '../../platform/http/web-client.js';
 import { S3Client, S3RequestError, type BucketTarget, type ListedObject } from './s3-client.js';
@@ -17,50 +19,56 @@ import type { SigningKeys } from '../../platform/object-storage/sigv4.js';
  * marker and is not downloaded again.
  */
 
-interface BucketConfig {
-  endpoint: string;
-  region: string;
-  bucket: string;
-  prefix: string;
-  addressing: 'auto' | 'path' | 'virtual';
-  max_object_bytes: number;
-  timeout_seconds: number;
-}
+const DEFAULT_REGION = 'us-east-1';
 
-const DEFAULTS = { region: 'us-east-1', prefix: '', addressing: 'auto', max_object_bytes: 20 * 1024 * 1024, timeout_seconds: 30 } as const;
-const CURSOR_VERSION = 1;
+const config = z.strictObject({
+  bucket: nonBlankString()
+    .transform((name) => name.trim())
+    .meta({ title: 'Bucket' }),
+  endpoint: z
+    .string()
+    .default('')
+    .transform((origin) => origin.trim())
+    .meta({ title: 'Endpoint', description: 'Origin of an S3-compatible store (http://minio.internal:9000, https://<account>.r2.cloudflarestorage.com); empty for AWS S3.' }),
+  region: z
+    .string()
+    .default(DEFAULT_REGION)
+    .transform((region) => region.trim() || DEFAULT_REGION)
+    .meta({ title: 'Region', description: 'Signing region (us-east-1 for MinIO unless configured, auto for R2).' }),
+  prefix: z.string().default('').meta({ title: 'Key prefix', description: 'Only objects whose key starts with it (e.g. "docs/").' }),
+  addressing: z
+    .enum(['auto', 'path', 'virtual'])
+    .default('auto')
+    .meta({ title: 'Addressing style', description: 'path (endpoint/bucket/key), virtual (bucket.endpoint/key), or auto: virtual on AWS, path on a custom endpoint.' }),
+  max_object_bytes: z.int().min(1).default(20 * 1024 * 1024).meta({ title: 'Largest object read (bytes)', description: 'Larger objects are skipped.' }),
+  timeout_seconds: z.int().min(1).max(600).default(30).meta({ title: 'Request timeout (seconds)' }),
+});
+
+export type BucketConfig = z.output<typeof config>;
+
+const credentials = z.strictObject({
+  access_key_id: nonBlankString().meta({ title: 'Access key ID', secret: true }),
+  secret_access_key: nonBlankString().meta({ title: 'Secret access key', secret: true }),
+  session_token: z.string().optional().meta({ title: 'Session token', description: 'For temporary (STS) credentials only.', secret: true }),
+});
+
+type BucketCredentials = z.infer<typeof credentials>;
 
 /** What the last successful run saw of an object. `indexed` is false for objects read but without text. */
-interface ObjectState {
-  etag: string;
-  lastModified: string;
-  indexed: boolean;
-}
+const objectState = z.object({ etag: z.string(), lastModified: z.string(), indexed: z.boolean() });
 
-interface BucketCursor {
-  version: typeof CURSOR_VERSION;
-  extraction: number;
+type ObjectState = z.infer<typeof objectState>;
+
+const cursor = z.object({
+  version: z.literal(1),
+  extraction: z.number(),
   /** Endpoint, bucket and prefix listed: a cursor of another listing says nothing about this one. */
-  listing: string;
-  objects: Record<string, ObjectState>;
-  folders: string[];
-}
+  listing: z.string(),
+  objects: z.record(z.string(), objectState),
+  folders: z.array(z.string()),
+});
 
-/** Config with defaults (the platform applies them already; this keeps direct callers and old rows safe). */
-export function readConfig(raw: Record<string, unknown>): BucketConfig {
-  const text = (value: unknown, fallback: string) => (typeof value === 'string' ? value.trim() : fallback);
-  const positive = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
-  const addressing = raw.addressing === 'path' || raw.addressing === 'virtual' ? raw.addressing : DEFAULTS.addressing;
-  return {
-    endpoint: text(raw.endpoint, ''),
-    region: text(raw.region, DEFAULTS.region) || DEFAULTS.region,
-    bucket: text(raw.bucket, ''),
-    prefix: typeof raw.prefix === 'string' ? raw.prefix : DEFAULTS.prefix,
-    addressing,
-    max_object_bytes: positive(raw.max_object_bytes, DEFAULTS.max_object_bytes),
-    timeout_seconds: positive(raw.timeout_seconds, DEFAULTS.timeout_seconds),
-  };
-}
+export type BucketCursor = z.infer<typeof cursor>;
 
 /** Bucket names as S3 accepts them (3–63 lower-case letters, digits, dots and hyphens). */
 const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -89,20 +97,19 @@ export function bucketTarget(config: BucketConfig): BucketTarget {
 /** `s3://`-like identity of the listing: endpoint origin and bucket (the credential target) plus the prefix. */
 const bucketAddress = (target: BucketTarget) => `${target.endpoint.origin}/${target.bucket}`;
 
-function signingKeys(credentials: Record<string, unknown>): SigningKeys {
-  const value = (name: string) => (typeof credentials[name] === 'string' ? (credentials[name] as string).trim() : '');
-  return { accessKeyId: value('access_key_id'), secretAccessKey: value('secret_access_key'), ...(value('session_token') ? { sessionToken: value('session_token') } : {}) };
+function signingKeys(keys: BucketCredentials | null): SigningKeys {
+  const sessionToken = keys?.session_token?.trim();
+  return { accessKeyId: keys?.access_key_id.trim() ?? '', secretAccessKey: keys?.secret_access_key.trim() ?? '', ...(sessionToken ? { sessionToken } : {}) };
 }
 
-function clientFor(config: BucketConfig, credentials: Record<string, unknown>, context: { webClient: WebClient; signal: AbortSignal; logger: Logger }) {
+function clientFor(config: BucketConfig, credentials: BucketCredentials | null, context: { webClient: WebClient; signal: AbortSignal; logger: Logger }) {
   const target = bucketTarget(config);
   return { target, client: new S3Client(target, signingKeys(credentials), { ...context, timeoutMs: config.timeout_seconds * 1000 }) };
 }
 
-function usableCursor(cursor: Record<string, unknown> | null, listing: string): BucketCursor | null {
-  if (!cursor || cursor.version !== CURSOR_VERSION || cursor.extraction !== EXTRACTION_VERSION || cursor.listing !== listing) return null;
-  if (typeof cursor.objects !== 'object' || cursor.objects === null || !Array.isArray(cursor.folders)) return null;
-  return cursor as unknown as BucketCursor;
+/** The previous run's cursor when it describes this listing with this extraction, else null (every object is read). */
+function usableCursor(previous: BucketCursor | null, listing: string): BucketCursor | null {
+  return previous && previous.extraction === EXTRACTION_VERSION && previous.listing === listing ? previous : null;
 }
 
 /** Why an object is not read, or null when it is a candidate. */
@@ -115,35 +122,14 @@ function skipReason(object: ListedObject, config: BucketConfig): string | null {
   return null;
 }
 
-const connector: Connector = {
+const connector: Connector<BucketConfig, BucketCredentials, BucketCursor> = {
   shortName: 's3',
   name: 'Amazon S3 and compatible storage',
   description:
     'Objects of a bucket on AWS S3 or an S3-compatible store (MinIO, Cloudflare R2, Ceph…), under a prefix, read with an access key: Markdown, text, HTML, PDF, DOCX and source code, with the key\'s folders as breadcrumbs. Incremental by ETag and Last-Modified; objects removed from the bucket are removed from the collection.',
-  authMethods: ['direct'],
-  authFields: [
-    { name: 'access_key_id', title: 'Access key ID', type: 'string', required: true, isSecret: true },
-    { name: 'secret_access_key', title: 'Secret access key', type: 'string', required: true, isSecret: true },
-    { name: 'session_token', title: 'Session token', description: 'For temporary (STS) credentials only.', type: 'string', required: false, isSecret: true },
-  ],
-  configFields: [
-    { name: 'bucket', title: 'Bucket', type: 'string', required: true, isSecret: false },
-    { name: 'endpoint', title: 'Endpoint', description: 'Origin of an S3-compatible store (http://minio.internal:9000, https://<account>.r2.cloudflarestorage.com); empty for AWS S3.', type: 'string', required: false, isSecret: false, default: '' },
-    { name: 'region', title: 'Region', description: 'Signing region (us-east-1 for MinIO unless configured, auto for R2).', type: 'string', required: false, isSecret: false, default: DEFAULTS.region },
-    { name: 'prefix', title: 'Key prefix', description: 'Only objects whose key starts with it (e.g. "docs/").', type: 'string', required: false, isSecret: false, default: DEFAULTS.prefix },
-    {
-      name: 'addressing',
-      title: 'Addressing style',
-      description: 'path (endpoint/bucket/key), virtual (bucket.endpoint/key), or auto: virtual on AWS, path on a custom endpoint.',
-      type: 'string',
-      required: false,
-      isSecret: false,
-      enumValues: ['auto', 'path', 'virtual'],
-      default: DEFAULTS.addressing,
-    },
-    { name: 'max_object_bytes', title: 'Largest object read (bytes)', description: 'Larger objects are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULTS.max_object_bytes, minimum: 1 },
-    { name: 'timeout_seconds', title: 'Request timeout (seconds)', type: 'integer', required: false, isSecret: false, default: DEFAULTS.timeout_seconds, minimum: 1, maximum: 600 },
-  ],
+  auth: { kind: 'fields', credentials },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -151,19 +137,18 @@ const connector: Connector = {
   outputEntityDefinitions: ['S3FolderEntity', 'S3ObjectEntity'],
 
   /** The keys are sent to the endpoint for this bucket: both name the target. */
-  credentialTargets(config) {
+  credentialTargets(settings) {
     try {
-      return [bucketAddress(bucketTarget(readConfig(config)))];
+      return [bucketAddress(bucketTarget(settings))];
     } catch {
       return []; // a config that names no bucket sends nothing anywhere (validation refuses it)
     }
   },
 
-  async validate({ config: raw, credentials, logger }, environment) {
-    const config = readConfig(raw);
-    const { client } = clientFor(config, credentials, { webClient: environment.webClient, signal: new AbortController().signal, logger });
+  async validate({ config: settings, credentials: keys, logger }, environment) {
+    const { client } = clientFor(settings, keys, { webClient: environment.webClient, signal: new AbortController().signal, logger });
     try {
-      await client.listPage(config.prefix, null, 1);
+      await client.listPage(settings.prefix, null, 1);
     } catch (error) {
       // No answer at all (a refused address, DNS, timeout) is the endpoint's problem.
       if (error instanceof S3RequestError && error.status === 0) throw new SourceConfigError('endpoint', error.message);
@@ -171,21 +156,20 @@ const connector: Connector = {
     }
   },
 
-  sync({ config: raw, credentials, cursor, signal, logger, expectTotal }, environment) {
-    const config = readConfig(raw);
-    const next: BucketCursor = { version: CURSOR_VERSION, extraction: EXTRACTION_VERSION, listing: '', objects: {}, folders: [] };
+  sync({ config: settings, credentials: keys, cursor: previous, signal, logger, expectTotal }, environment) {
+    const next: BucketCursor = { version: 1, extraction: EXTRACTION_VERSION, listing: '', objects: {}, folders: [] };
     return {
       complete: true,
-      nextCursor: () => next as unknown as Record<string, unknown>,
-      items: readBucket(config, credentials, cursor, next, { webClient: environment.webClient, signal, logger }, expectTotal),
+      nextCursor: () => next,
+      items: readBucket(settings, keys, previous, next, { webClient: environment.webClient, signal, logger }, expectTotal),
     };
   },
 };
 
 async function* readBucket(
   config: BucketConfig,
-  credentials: Record<string, unknown>,
-  cursor: Record<string, unknown> | null,
+  credentials: BucketCredentials | null,
+  cursor: BucketCursor | null,
   next: BucketCursor,
   context: { webClient: WebClient; signal: AbortSignal; logger: Logger },
   expectTotal?: (total: number) => void,

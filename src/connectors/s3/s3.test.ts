@@ -4,8 +4,8 @@ import { pino } from 'pino';
 import { api, FAST_WORKER, waitForJob, type Api } from '../../../test/support/sync-helpers.js';
 import { startTestServer, type TestServer } from '../../../test/support/harness.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../connector-testing.js';
-import connector, { bucketTarget, readConfig } from './index.js';
+import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection, silentLogger, syncContext } from '../connector-testing.js';
+import connector, { bucketTarget, type BucketCursor } from './index.js';
 import { S3Client } from './s3-client.js';
 import { canonicalQuery, canonicalRequestText, EMPTY_PAYLOAD_SHA256, signature, signedHeaders } from '../../platform/object-storage/sigv4.js';
 import { TestS3Server } from '../../../test/support/s3-server.js';
@@ -44,7 +44,7 @@ describe('AWS Signature Version 4', () => {
 describe('s3 connector against a local HTTP server speaking the S3 REST API', () => {
   let s3: TestS3Server;
   const config = () => ({ endpoint: s3.url, bucket: 'knowledge' });
-  const sync = (cursor: Record<string, unknown> | null = null, keys: Record<string, unknown> = credentials) => collectRun(connector, { config: config(), credentials: keys, cursor });
+  const sync = (cursor: BucketCursor | null = null, keys: Record<string, unknown> = credentials) => collectRun(connector, { config: config(), credentials: keys, cursor });
   const gets = () => s3.requests.filter((request) => request.query.get('list-type') !== '2').map((request) => request.path);
 
   beforeEach(async () => {
@@ -120,18 +120,18 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
     const wrong = 'totally-wrong-secret-value-1234';
-    const run = connector.sync({ config: { ...configDefaults(connector), ...config() }, credentials: { access_key_id: KEY_ID, secret_access_key: wrong }, cursor: null, signal: new AbortController().signal, logger }, connectorEnvironment());
+    const run = connector.sync({ ...syncContext(connector, { config: config(), credentials: { access_key_id: KEY_ID, secret_access_key: wrong } }), logger }, connectorEnvironment());
     const error = await rejection((async () => { for await (const _ of run.items); })());
     expect(error).toBeInstanceOf(CredentialsRejectedError);
     expect(error.message).toMatch(/SignatureDoesNotMatch/);
     expect(`${error.message}${error.stack}${lines.join('')}`).not.toContain(wrong);
-    const unknown = await rejection(connector.validate({ config: { ...configDefaults(connector), ...config() }, credentials: { access_key_id: 'AKIANOBODY', secret_access_key: SECRET }, logger: silentLogger }, connectorEnvironment()));
+    const unknown = await rejection(connector.validate(connectionContext(connector, { config: config(), credentials: { access_key_id: 'AKIANOBODY', secret_access_key: SECRET } }), connectorEnvironment()));
     expect(unknown).toBeInstanceOf(CredentialsRejectedError);
     expect(unknown.message).toMatch(/InvalidAccessKeyId/);
   });
 
   test('validation: a missing bucket is a config error on bucket; an endpoint refused by the network policy or malformed on endpoint', async () => {
-    const validate = (overrides: Record<string, unknown>, environment = connectorEnvironment()) => connector.validate({ config: { ...configDefaults(connector), ...config(), ...overrides }, credentials, logger: silentLogger }, environment);
+    const validate = async (overrides: Record<string, unknown>, environment = connectorEnvironment()) => connector.validate(connectionContext(connector, { config: { ...config(), ...overrides }, credentials }), environment);
     const missing = await rejection(validate({ bucket: 'no-such-bucket' }));
     expect(missing).toBeInstanceOf(SourceConfigError);
     expect(missing).toMatchObject({ field: 'bucket', message: expect.stringMatching(/NoSuchBucket/) });
@@ -141,13 +141,13 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
   });
 
   test('credential targets are the endpoint origin and the bucket; AWS is addressed by region', () => {
-    expect(connector.credentialTargets({ ...configDefaults(connector), endpoint: 'http://minio.internal:9000', bucket: 'team' }, credentials)).toEqual(['http://minio.internal:9000/team']);
-    expect(connector.credentialTargets({ ...configDefaults(connector), bucket: 'team', region: 'eu-west-1' }, credentials)).toEqual(['https://s3.eu-west-1.amazonaws.com/team']);
-    expect(connector.credentialTargets({ ...configDefaults(connector), bucket: '' }, credentials)).toEqual([]);
+    expect(connector.credentialTargets(parsedConfig(connector, { endpoint: 'http://minio.internal:9000', bucket: 'team' }), credentials)).toEqual(['http://minio.internal:9000/team']);
+    expect(connector.credentialTargets(parsedConfig(connector, { bucket: 'team', region: 'eu-west-1' }), credentials)).toEqual(['https://s3.eu-west-1.amazonaws.com/team']);
+    expect(connector.credentialTargets({ ...parsedConfig(connector, { bucket: 'team' }), bucket: '' }, credentials)).toEqual([]);
   });
 
   test('addressing: virtual-hosted on AWS, path style on a custom endpoint, for dotted buckets or when asked', () => {
-    const urlOf = (overrides: Record<string, unknown>) => new S3Client(bucketTarget(readConfig({ bucket: 'team', ...overrides })), { accessKeyId: '', secretAccessKey: '' }, { webClient: connectorEnvironment().webClient, signal: new AbortController().signal, timeoutMs: 1000, logger: silentLogger }).objectUrl('a b/c.md').href;
+    const urlOf = (overrides: Record<string, unknown>) => new S3Client(bucketTarget(parsedConfig(connector, { bucket: 'team', ...overrides })), { accessKeyId: '', secretAccessKey: '' }, { webClient: connectorEnvironment().webClient, signal: new AbortController().signal, timeoutMs: 1000, logger: silentLogger }).objectUrl('a b/c.md').href;
     expect(urlOf({ region: 'eu-west-1' })).toBe('https://team.s3.eu-west-1.amazonaws.com/a%20b/c.md');
     expect(urlOf({ region: 'eu-west-1', addressing: 'path' })).toBe('https://s3.eu-west-1.amazonaws.com/team/a%20b/c.md');
     expect(urlOf({ bucket: 'team.docs' })).toBe('https://s3.us-east-1.amazonaws.com/team.docs/a%20b/c.md');

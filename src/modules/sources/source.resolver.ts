@@ -9,13 +9,13 @@ const read = { family: 'sources', role: 'member' } as const;
 export class SourceResolver {
   @Query(() => [Source], { description: 'Every source type the service offers.' })
   @UseMiddleware(Guard(read))
-  sources(@Ctx() ctx: GraphQLContext): Source[] {
+  sources(@Ctx() ctx: GraphQLContext): Promise<Source[]> {
     return ctx.services.sources.list();
   }
 
   @Query(() => Source, { nullable: true, description: 'A source type by short name; null when unknown.' })
   @UseMiddleware(Guard(read))
-  source(@Ctx() ctx: GraphQLContext, @Arg('shortName') shortName: string): Source | null {
-    return ctx.services.sources.list().find((source) => source.shortName === shortName) ?? null;
+  async source(@Ctx() ctx: GraphQLContext, @Arg('shortName') shortName: string): Promise<Source | null> {
+    return (await ctx.services.sources.list()).find((source) => source.shortName === shortName) ?? null;
   }
 }

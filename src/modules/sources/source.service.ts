@@ -1,20 +1,27 @@
-import type { Connector } from '../../connectors/connector.js';
-import { describeFields } from '../../connectors/fields.js';
+import type { AuthMethod, Connector } from '../../connectors/connector.js';
+import { credentialsSchemaOf, describeSchema } from '../../connectors/contract/schemas.js';
 import { NotFoundError } from '../../shared/errors.js';
 import type { Source } from './source.types.js';
 
+/** Which sources have an OAuth app the operator registered (their users need not bring their own). */
+export interface OperatorOAuthAppDirectory {
+  has(shortName: string): Promise<boolean>;
+}
+
 /** The catalog of source types: what each offers and needs, read from the connector plugins. */
 export class SourceService {
-  constructor(private readonly connectors: ReadonlyMap<string, Connector>) {}
+  constructor(
+    private readonly connectors: ReadonlyMap<string, Connector>,
+    private readonly operatorApps: OperatorOAuthAppDirectory | null = null,
+  ) {}
 
-  list(): Source[] {
-    return [...this.connectors.values()].map(describe).sort((a, b) => a.shortName.localeCompare(b.shortName));
+  async list(): Promise<Source[]> {
+    const sources = await Promise.all([...this.connectors.values()].map((connector) => this.describe(connector)));
+    return sources.sort((a, b) => a.shortName.localeCompare(b.shortName));
   }
 
-  get(shortName: string): Source {
-    const connector = this.connectors.get(shortName);
-    if (!connector) throw NotFoundError.of('Source', shortName);
-    return describe(connector);
+  async get(shortName: string): Promise<Source> {
+    return this.describe(this.connector(shortName));
   }
 
   connector(shortName: string): Connector {
@@ -22,22 +29,41 @@ export class SourceService {
     if (!connector) throw NotFoundError.of('Source', shortName);
     return connector;
   }
+
+  private async describe(connector: Connector): Promise<Source> {
+    const credentials = credentialsSchemaOf(connector);
+    return {
+      shortName: connector.shortName,
+      name: connector.name,
+      description: connector.description,
+      authMethods: authMethodsOf(connector),
+      oauthType: oauthTypeOf(connector),
+      // An OAuth source without an operator's app can only be signed in to with the caller's own client (or a token).
+      requiresByoc: connector.auth.kind === 'oauth2' && !(await this.operatorApps?.has(connector.shortName)),
+      authFields: credentials ? describeSchema(credentials) : null,
+      configFields: describeSchema(connector.config),
+      supportedAuthProviders: connector.supportedAuthProviders,
+      supportsContinuous: connector.supportsContinuous,
+      federatedSearch: connector.federatedSearch,
+      labels: connector.labels,
+      outputEntityDefinitions: connector.outputEntityDefinitions,
+    };
+  }
 }
 
-function describe(connector: Connector): Source {
-  return {
-    shortName: connector.shortName,
-    name: connector.name,
-    description: connector.description,
-    authMethods: connector.authMethods,
-    oauthType: null,
-    requiresByoc: false,
-    authFields: connector.authFields ? describeFields(connector.authFields) : null,
-    configFields: describeFields(connector.configFields),
-    supportedAuthProviders: connector.supportedAuthProviders,
-    supportsContinuous: connector.supportsContinuous,
-    federatedSearch: connector.federatedSearch,
-    labels: connector.labels,
-    outputEntityDefinitions: connector.outputEntityDefinitions,
-  };
+/**
+ * The ways a connection of this source can authenticate: `direct` for sources without credentials,
+ * with credential fields, or taking a pasted token; the OAuth methods for OAuth 2 sources.
+ */
+export function authMethodsOf(connector: Connector): AuthMethod[] {
+  const { auth } = connector;
+  if (auth.kind !== 'oauth2') return ['direct'];
+  return [...(auth.pasted ? (['direct'] as const) : []), 'oauth_browser', 'oauth_byoc', 'oauth_token'];
+}
+
+const OAUTH_TYPES = { none: 'access_only', refresh: 'with_refresh', rotating: 'with_rotating_refresh' } as const;
+
+/** The catalog's `oauth_type`: what the provider's tokens are like; null for sources without OAuth. */
+export function oauthTypeOf(connector: Connector): (typeof OAUTH_TYPES)[keyof typeof OAUTH_TYPES] | null {
+  return connector.auth.kind === 'oauth2' ? OAUTH_TYPES[connector.auth.oauth.refresh] : null;
 }

@@ -38,6 +38,10 @@ test('the embedded database is served on a Unix socket in the data directory (it
     expect(statSync(path.join(dataDir, '.s.PGSQL.5432')).isSocket()).toBe(true);
     expect(statSync(path.join(dataDir, 'pglite.json')).mode & 0o777).toBe(0o600);
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+    // Shared buffers kept small: PostgreSQL's 128 MB default is resident memory in PGlite's heap.
+    const settings = new pg.Client({ connectionString: embedded.url });
+    await settings.connect();
+    expect((await settings.query<{ shared_buffers: string }>('show shared_buffers').finally(() => settings.end())).rows[0]!.shared_buffers).toBe('16MB');
     // MikroORM takes the socket directory from the options (it would otherwise connect to the URL's hostname).
     const orm = await MikroORM.init(ormOptions(embedded.url, 1));
     try {

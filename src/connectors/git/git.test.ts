@@ -4,25 +4,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
-import { collectRun, configDefaults, rejection, silentLogger } from '../connector-testing.js';
-import connector from './index.js';
+import { collectRun, connectionContext, rejection } from '../connector-testing.js';
+import connector, { type GitCursor } from './index.js';
 import { git, type GitAccess } from './git-cli.js';
 import { serveOverHttp, TestRepository } from './test-repository.js';
 import { connectorEnvironment } from '../connector-testing.js';
 import { WebClient } from '../../platform/http/web-client.js';
 
-const logger = silentLogger;
-const DEFAULTS = configDefaults(connector);
-
 let root: string;
 let repository: TestRepository;
 const environment = () => connectorEnvironment([root]);
 
-const sync = (config: Record<string, unknown>, cursor: Record<string, unknown> | null = null, credentials: Record<string, unknown> = {}) =>
+const sync = (config: Record<string, unknown>, cursor: GitCursor | null = null, credentials: Record<string, unknown> = {}) =>
   collectRun(connector, { config, cursor, credentials, environment: environment() });
 
-const validate = (config: Record<string, unknown>, credentials: Record<string, unknown> = {}) =>
-  connector.validate({ config: { ...DEFAULTS, ...config }, credentials, logger }, environment());
+const validate = async (config: Record<string, unknown>, credentials: Record<string, unknown> = {}) => connector.validate(connectionContext(connector, { config, credentials }), environment());
 
 beforeAll(() => {
   root = realpathSync(mkdtempSync(path.join(tmpdir(), 'git-connector-')));
@@ -112,7 +108,7 @@ describe('git connector', () => {
   });
 
   test('a cursor whose commit no longer exists (force-push) means a full read', async () => {
-    const stale = { ...(await sync({ url: repository.directory, branch: 'main', max_commits: 0 })).cursor, commit: 'f'.repeat(40) };
+    const stale = { ...(await sync({ url: repository.directory, branch: 'main', max_commits: 0 })).cursor!, commit: 'f'.repeat(40) };
     const run = await sync({ url: repository.directory, branch: 'main', max_commits: 0 }, stale);
     expect(run.ids.filter((id) => id.startsWith('file:'))).toHaveLength(4);
     expect(run.keeps).toEqual([]);
@@ -191,7 +187,7 @@ describe('git connector', () => {
       expect(await rejection(validate({ url: 'https://169.254.169.254/latest/repo.git' }))).toMatchObject({ field: 'url', message: expect.stringMatching(/link-local address/) });
       const closed = new WebClient({ allowPrivateNetworks: false });
       try {
-        const refused = await rejection(connector.validate({ config: { ...DEFAULTS, url: `${http.url}/repo`, branch: 'main' }, credentials: { token }, logger }, { localFolderRoots: [root], webClient: closed }));
+        const refused = await rejection(connector.validate(connectionContext(connector, { config: { url: `${http.url}/repo`, branch: 'main' }, credentials: { token } }), { localFolderRoots: [root], webClient: closed }));
         expect(refused).toMatchObject({ field: 'url', message: expect.stringMatching(/private, loopback or link-local address.*CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS/) });
       } finally {
         await closed.close();

@@ -1,10 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
 import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceItem, type SyncContext } from '../connector.js';
+import { nonBlankString } from '../contract/schemas.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { BlobReader, git, GitError, gitLines, type GitAccess } from './git-cli.js';
-import { DEFAULT_USERNAME, gitAccess, resolveRemote, type Remote } from './remote.js';
+import { gitAccess, gitCredentials, resolveRemote, type GitCredentials, type Remote } from './remote.js';
 
 /**
  * `git`: a repository by HTTPS (or HTTP) URL, `file://` URL or local path, and a branch (the
@@ -30,40 +32,33 @@ import { DEFAULT_USERNAME, gitAccess, resolveRemote, type Remote } from './remot
  * otherwise any API user could read any repository on the server's disks.
  */
 
-interface GitConfig {
-  url: string;
-  branch: string;
-  max_file_bytes: number;
-  max_commits: number;
-  timeout_seconds: number;
-}
+const config = z.strictObject({
+  url: nonBlankString()
+    .transform((url) => url.trim())
+    .meta({ title: 'Repository', description: 'https:// URL, file:// URL or absolute local path (local repositories must be inside CATCHMENT_LOCAL_FOLDER_ROOTS).' }),
+  branch: z
+    .string()
+    .default('')
+    .transform((branch) => branch.trim())
+    .meta({ title: 'Branch', description: "Branch to read; empty for the repository's default branch." }),
+  max_file_bytes: z.int().min(1).default(2 * 1024 * 1024).meta({ title: 'Largest file read (bytes)', description: 'Larger files are skipped.' }),
+  max_commits: z.int().min(0).max(100_000).default(200).meta({ title: 'Commits kept', description: 'The latest commits of the branch kept as entities (0: none).' }),
+  timeout_seconds: z.int().min(1).max(86_400).default(300).meta({ title: 'Timeout (seconds)', description: 'Longest a git command (the clone above all) may take.' }),
+});
 
-const DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024;
-const DEFAULT_MAX_COMMITS = 200;
-const DEFAULT_TIMEOUT_SECONDS = 300;
+type GitConfig = z.output<typeof config>;
 
-interface GitCursor {
-  version: typeof CURSOR_VERSION;
+const cursor = z.object({
+  version: z.literal(1),
   /** Where the commit came from and what was read of it: another source or settings mean a full read. */
-  source: string;
-  settings: string;
-  commit: string;
+  source: z.string(),
+  settings: z.string(),
+  commit: z.string(),
   /** Supported files whose content turned out binary or empty (not entities, so never kept). */
-  unindexed: string[];
-}
+  unindexed: z.array(z.string()),
+});
 
-const CURSOR_VERSION = 1;
-
-function readConfig(raw: Record<string, unknown>): GitConfig {
-  const positive = (value: unknown, fallback: number) => (typeof value === 'number' && value > 0 ? value : fallback);
-  return {
-    url: typeof raw.url === 'string' ? raw.url.trim() : '',
-    branch: typeof raw.branch === 'string' ? raw.branch.trim() : '',
-    max_file_bytes: positive(raw.max_file_bytes, DEFAULT_MAX_FILE_BYTES),
-    max_commits: typeof raw.max_commits === 'number' && raw.max_commits >= 0 ? raw.max_commits : DEFAULT_MAX_COMMITS,
-    timeout_seconds: positive(raw.timeout_seconds, DEFAULT_TIMEOUT_SECONDS),
-  };
-}
+export type GitCursor = z.infer<typeof cursor>;
 
 /** Git failures reaching the remote, as the config error validation reports. */
 function unreachable(error: unknown): never {
@@ -166,23 +161,14 @@ const fileId = (file: string) => `file:${file}`;
 const folderId = (folder: string) => `folder:${folder}`;
 const commitId = (sha: string) => `commit:${sha}`;
 
-const connector: Connector = {
+const connector: Connector<GitConfig, GitCredentials, GitCursor> = {
   shortName: 'git',
   name: 'Git repository',
   description:
     'A git repository by https:// URL (token auth for private repositories), file:// URL or local path, and a branch: files at the head of the branch (source code, Markdown, text, HTML, PDF, DOCX) with their folders as breadcrumbs, and the latest commits. Incremental by commit: only files changed since the last synced commit are read again, deleted files are removed.',
-  authMethods: ['direct'],
-  authFields: [
-    { name: 'token', title: 'Access token', description: 'Personal access token for a private repository over HTTPS (sent as HTTP Basic auth). Leave empty for public and local repositories.', type: 'string', required: false, isSecret: true },
-    { name: 'username', title: 'Username', description: `User name sent with the token (default "${DEFAULT_USERNAME}", which GitHub accepts; GitLab accepts any name with a personal access token).`, type: 'string', required: false, isSecret: false },
-  ],
-  configFields: [
-    { name: 'url', title: 'Repository', description: 'https:// URL, file:// URL or absolute local path (local repositories must be inside CATCHMENT_LOCAL_FOLDER_ROOTS).', type: 'string', required: true, isSecret: false },
-    { name: 'branch', title: 'Branch', description: "Branch to read; empty for the repository's default branch.", type: 'string', required: false, isSecret: false, default: '' },
-    { name: 'max_file_bytes', title: 'Largest file read (bytes)', description: 'Larger files are skipped.', type: 'integer', required: false, isSecret: false, default: DEFAULT_MAX_FILE_BYTES, minimum: 1 },
-    { name: 'max_commits', title: 'Commits kept', description: 'The latest commits of the branch kept as entities (0: none).', type: 'integer', required: false, isSecret: false, default: DEFAULT_MAX_COMMITS, minimum: 0, maximum: 100_000 },
-    { name: 'timeout_seconds', title: 'Timeout (seconds)', description: 'Longest a git command (the clone above all) may take.', type: 'integer', required: false, isSecret: false, default: DEFAULT_TIMEOUT_SECONDS, minimum: 1, maximum: 86_400 },
-  ],
+  auth: { kind: 'fields', credentials: gitCredentials },
+  config,
+  cursor,
   supportedAuthProviders: [],
   supportsContinuous: true,
   federatedSearch: false,
@@ -191,11 +177,10 @@ const connector: Connector = {
   // The token goes to the repository's origin; never to a local repository.
   credentialTargets: (config) => httpOrigins(config.url),
 
-  async validate({ config: raw, credentials }, environment) {
-    const config = readConfig(raw);
-    const branch = sanitizeBranch(config.branch);
-    const remote = await resolveRemote(config.url, environment);
-    const access = gitAccess(remote, credentials, Math.min(config.timeout_seconds, 30) * 1000, new AbortController().signal);
+  async validate({ config: settings, credentials: given }, environment) {
+    const branch = sanitizeBranch(settings.branch);
+    const remote = await resolveRemote(settings.url, environment);
+    const access = gitAccess(remote, given, Math.min(settings.timeout_seconds, 30) * 1000, new AbortController().signal);
     // --exit-code: 2 when the remote answers but has no such branch.
     const refs = await git(['ls-remote', '--exit-code', '--', remote.cloneFrom, branch ? `refs/heads/${branch}` : 'HEAD'], access).catch((error: unknown) => {
       if (error instanceof GitError && error.exitCode === 2) throw new SourceConfigError('branch', branch ? `The repository has no branch "${branch}"` : 'The repository has no commits');
@@ -204,23 +189,22 @@ const connector: Connector = {
     if (refs.length === 0) throw new SourceConfigError('branch', 'The repository has no commits');
   },
 
-  sync({ config: raw, credentials, cursor, signal, logger, expectTotal, reportSkipped }, environment) {
-    const config = readConfig(raw);
+  sync({ config: settings, credentials: given, cursor: previous, signal, logger, expectTotal, reportSkipped }, environment) {
     let next: GitCursor | null = null;
     async function* items(): AsyncGenerator<SourceItem> {
-      const branch = sanitizeBranch(config.branch);
-      const remote = await resolveRemote(config.url, environment);
-      const access = gitAccess(remote, credentials, config.timeout_seconds * 1000, signal);
+      const branch = sanitizeBranch(settings.branch);
+      const remote = await resolveRemote(settings.url, environment);
+      const access = gitAccess(remote, given, settings.timeout_seconds * 1000, signal);
       const directory = await mkdtemp(path.join(tmpdir(), 'catchment-git-'));
       try {
         await git(['clone', '--bare', '--single-branch', '--no-tags', ...(branch ? ['--branch', branch] : []), '--', remote.cloneFrom, directory], access);
-        yield* readRepository(directory, branch, remote, config, cursor, access, (value) => (next = value), { expectTotal, reportSkipped });
+        yield* readRepository(directory, branch, remote, settings, previous, access, (value) => (next = value), { expectTotal, reportSkipped });
       } finally {
         await rm(directory, { recursive: true, force: true });
       }
       logger.debug({ source: 'git', commit: next?.commit }, 'git: repository read');
     }
-    return { complete: true, items: items(), nextCursor: () => next as unknown as Record<string, unknown> | null };
+    return { complete: true, items: items(), nextCursor: () => next };
   },
 };
 
@@ -229,7 +213,7 @@ async function* readRepository(
   branch: string,
   remote: Remote,
   config: GitConfig,
-  rawCursor: Record<string, unknown> | null,
+  stored: GitCursor | null,
   access: GitAccess,
   done: (cursor: GitCursor) => void,
   { expectTotal, reportSkipped }: Pick<SyncContext, 'expectTotal' | 'reportSkipped'>,
@@ -238,7 +222,7 @@ async function* readRepository(
   const ref = branch || head;
   const source = remote.cloneFrom;
   const settings = JSON.stringify([EXTRACTION_VERSION, config.max_file_bytes, config.max_commits]);
-  let previous = rawCursor?.version === CURSOR_VERSION && rawCursor.source === source && rawCursor.settings === settings ? (rawCursor as unknown as GitCursor) : null;
+  let previous = stored?.source === source && stored.settings === settings ? stored : null;
   // After a force-push the cursor's commit is not in a fresh clone: everything is read again.
   if (previous && !(await git(['cat-file', '-e', `${previous.commit}^{commit}`], access, { cwd }).then(() => true, () => false))) previous = null;
 
@@ -354,7 +338,7 @@ async function* readRepository(
       }
     }
   }
-  done({ version: CURSOR_VERSION, source, settings, commit: head, unindexed });
+  done({ version: 1, source, settings, commit: head, unindexed });
 }
 
 export default connector;

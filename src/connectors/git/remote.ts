@@ -2,6 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import { SourceConfigError, type ConnectorEnvironment } from '../connector.js';
 import { bareHost } from '../../shared/target-guard.js';
 import type { GitAccess } from './git-cli.js';
@@ -21,7 +22,7 @@ export interface Remote {
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-export const DEFAULT_USERNAME = 'x-access-token';
+const DEFAULT_USERNAME = 'x-access-token';
 
 /** The repository a connection's `url` names, refused when the network policy or the allowed folders do not let it be read. */
 export async function resolveRemote(url: string, environment: ConnectorEnvironment): Promise<Remote> {
@@ -75,14 +76,28 @@ async function checkedAddresses(url: URL, environment: ConnectorEnvironment): Pr
 }
 
 /** What git is allowed for this remote, with the connection's token (HTTP Basic) when it has one. */
-export function gitAccess(remote: Remote, credentials: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): GitAccess {
+/** What a private repository over HTTPS is read with: a token, sent as HTTP Basic auth with a user name. */
+export const gitCredentials = z.strictObject({
+  token: z
+    .string()
+    .optional()
+    .meta({ title: 'Access token', description: 'Personal access token for a private repository over HTTPS (sent as HTTP Basic auth). Leave empty for public and local repositories.', secret: true }),
+  username: z
+    .string()
+    .optional()
+    .meta({ title: 'Username', description: `User name sent with the token (default "${DEFAULT_USERNAME}", which GitHub accepts; GitLab accepts any name with a personal access token).` }),
+});
+
+export type GitCredentials = z.infer<typeof gitCredentials>;
+
+export function gitAccess(remote: Remote, credentials: GitCredentials | null, timeoutMs: number, signal: AbortSignal): GitAccess {
   return { protocol: remote.protocol, authorization: authorization(credentials, remote), pinnedAddresses: remote.pinnedAddresses, timeoutMs, signal };
 }
 
-function authorization(credentials: Record<string, unknown>, remote: Remote): GitAccess['authorization'] {
-  const token = typeof credentials.token === 'string' && credentials.token ? credentials.token : null;
+function authorization(credentials: GitCredentials | null, remote: Remote): GitAccess['authorization'] {
+  const token = credentials?.token || null;
   if (!token) return null;
   if (!remote.tokenAllowed) throw new SourceConfigError('url', 'A token is only sent over https:// (or to a repository on this machine\'s loopback interface)');
-  const username = typeof credentials.username === 'string' && credentials.username ? credentials.username : DEFAULT_USERNAME;
+  const username = credentials?.username || DEFAULT_USERNAME;
   return { url: remote.cloneFrom, header: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` };
 }

@@ -57,8 +57,6 @@ type BucketCredentials = z.infer<typeof credentials>;
 /** What the last successful run saw of an object. `indexed` is false for objects read but without text. */
 const objectState = z.object({ etag: z.string(), lastModified: z.string(), indexed: z.boolean() });
 
-type ObjectState = z.infer<typeof objectState>;
-
 const cursor = z.object({
   version: z.literal(1),
   extraction: z.number(),

@@ -10,6 +10,8 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { createSourceHttpClient } from '../src/connectors/contract/http-client.js';
+import { parseConfig, parseCredentials } from '../src/connectors/contract/schemas.js';
 import postgresql from '../src/connectors/postgresql/index.js';
 import { stubEntity } from '../src/connectors/stub/index.js';
 import { chunkText } from '../src/modules/sync/chunker.js';
@@ -117,7 +119,13 @@ try {
       // The connector alone: keyset pages turned into entities, no pipeline.
       t0 = performance.now();
       let read = 0;
-      const run = postgresql.sync({ config: {}, credentials: { url: database.url }, cursor: null, signal: new AbortController().signal, logger: createLogger('warn') }, { localFolderRoots: [], webClient: new WebClient({ allowPrivateNetworks: false }) });
+      const config = parseConfig(postgresql, {}).value;
+      const credentials = parseCredentials(postgresql, { url: database.url }).value;
+      const signal = new AbortController().signal;
+      const logger = createLogger('warn');
+      const http = createSourceHttpClient({ connector: postgresql, config, credentials, tokens: null, allowPrivateNetworks: false, signal, logger });
+      const context = { config, credentials, tokens: null, http, cursor: null, resuming: false, checkpoint: () => {}, signal, logger };
+      const run = postgresql.sync(context, { localFolderRoots: [], webClient: new WebClient({ allowPrivateNetworks: false }) });
       for await (const item of run.items) if ('entityId' in item) read++;
       const readSeconds = (performance.now() - t0) / 1000;
       console.log(`\nPostgreSQL table: ${rows} rows (~240 bytes of text each), chunks written ${pgFull.chunks_written}`);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import gitConnector from '../../src/connectors/git/index.js';
 import postgresqlConnector from '../../src/connectors/postgresql/index.js';
+import { parsedConfig, parsedCredentials } from '../../src/connectors/connector-testing.js';
 import { serveOverHttp, TestRepository } from '../../src/connectors/git/test-repository.js';
 import { createTestDatabase, graphql, http, startTestServer, type TestDatabase, type TestServer } from '../support/harness.js';
 
@@ -167,13 +168,14 @@ describe('issue 12-01: stored credentials are bound to their target', () => {
   });
 
   test('the connectors declare their targets: normalized origins and server addresses, never a secret', () => {
-    const targets = gitConnector.credentialTargets;
-    expect(targets({ url: 'HTTPS://Git.Example.com:443/team/a.git' }, {})).toEqual(['https://git.example.com']);
-    expect(targets({ url: 'https://git.example.com/other/b' }, {})).toEqual(['https://git.example.com']);
-    expect(targets({ url: '/srv/repos/local' }, {})).toEqual([]);
-    const address = postgresqlConnector.credentialTargets({}, { url: 'postgresql://app:s3cret-pw@DB.internal/sales' });
+    const targets = (url: string) => gitConnector.credentialTargets(parsedConfig(gitConnector, { url }), {});
+    expect(targets('HTTPS://Git.Example.com:443/team/a.git')).toEqual(['https://git.example.com']);
+    expect(targets('https://git.example.com/other/b')).toEqual(['https://git.example.com']);
+    expect(targets('/srv/repos/local')).toEqual([]);
+    const postgresqlTargets = (credentials: Record<string, unknown>) => postgresqlConnector.credentialTargets(parsedConfig(postgresqlConnector, {}), parsedCredentials(postgresqlConnector, credentials));
+    const address = postgresqlTargets({ url: 'postgresql://app:s3cret-pw@DB.internal/sales' });
     expect(address).toEqual(['postgresql://db.internal:5432/sales']);
-    expect(postgresqlConnector.credentialTargets({}, { host: 'db.internal', port: 5432, database: 'sales', user: 'app', password: 's3cret-pw' })).toEqual(address);
+    expect(postgresqlTargets({ host: 'db.internal', port: 5432, database: 'sales', user: 'app', password: 's3cret-pw' })).toEqual(address);
     expect(JSON.stringify(address)).not.toContain('s3cret');
   });
 });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SourceConfigError } from '../../src/connectors/connector.js';
-import { collectRun, configDefaults, connectorEnvironment, rejection, silentLogger } from '../../src/connectors/connector-testing.js';
+import { collectRun, connectionContext, connectorEnvironment, rejection } from '../../src/connectors/connector-testing.js';
 import connector from '../../src/connectors/git/index.js';
 import { serveOverHttp, TestRepository } from '../../src/connectors/git/test-repository.js';
 
@@ -45,7 +45,7 @@ describe('issue 12-03: git follows no redirect, so neither git nor its token lea
   const environment = () => connectorEnvironment([root]);
 
   test('validation reports the redirect as a config error; nothing reaches the redirect target', async () => {
-    const error = await rejection(connector.validate({ config: { ...configDefaults(connector), url: `${redirectorUrl}/repo`, branch: 'main' }, credentials: { token }, logger: silentLogger }, environment()));
+    const error = await rejection(connector.validate(connectionContext(connector, { config: { url: `${redirectorUrl}/repo`, branch: 'main' }, credentials: { token } }), environment()));
     expect(error).toBeInstanceOf(SourceConfigError);
     expect(error).toMatchObject({ field: 'url', message: expect.stringMatching(/redirect \(HTTP 302\), which is not followed/) });
     expect(error.message).not.toContain(token);

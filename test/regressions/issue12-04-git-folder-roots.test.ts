@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SourceConfigError, type SourceItem } from '../../src/connectors/connector.js';
-import { configDefaults, connectorEnvironment, rejection, silentLogger } from '../../src/connectors/connector-testing.js';
+import { connectionContext, connectorEnvironment, rejection, syncContext } from '../../src/connectors/connector-testing.js';
 import connector from '../../src/connectors/git/index.js';
 import { TestRepository } from '../../src/connectors/git/test-repository.js';
 
@@ -34,7 +34,7 @@ describe('issue 12-04: a local repository cannot lead git outside the allowed fo
 
   /** Runs a sync as far as it goes: what it yielded, and the error it stopped with. */
   async function attempt(url: string): Promise<{ items: SourceItem[]; error: unknown }> {
-    const run = connector.sync({ config: { ...configDefaults(connector), url, branch: 'main' }, credentials: {}, cursor: null, signal: new AbortController().signal, logger: silentLogger }, connectorEnvironment([root]));
+    const run = connector.sync(syncContext(connector, { config: { url, branch: 'main' }, credentials: {} }), connectorEnvironment([root]));
     const items: SourceItem[] = [];
     try {
       for await (const item of run.items) items.push(item);
@@ -43,7 +43,7 @@ describe('issue 12-04: a local repository cannot lead git outside the allowed fo
       return { items, error };
     }
   }
-  const validate = (url: string) => connector.validate({ config: { ...configDefaults(connector), url, branch: 'main' }, credentials: {}, logger: silentLogger }, connectorEnvironment([root]));
+  const validate = (url: string) => connector.validate(connectionContext(connector, { config: { url, branch: 'main' }, credentials: {} }), connectorEnvironment([root]));
 
   async function expectRefused(url: string, reason: RegExp) {
     const { items, error } = await attempt(url);

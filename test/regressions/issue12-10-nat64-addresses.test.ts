@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { configDefaults, connectorEnvironment, rejection, silentLogger } from '../../src/connectors/connector-testing.js';
+import { connectionContext, connectorEnvironment, rejection } from '../../src/connectors/connector-testing.js';
 import git from '../../src/connectors/git/index.js';
 import { WebClient } from '../../src/platform/http/web-client.js';
 import { RefusedTargetError } from '../../src/shared/target-guard.js';
@@ -63,7 +63,7 @@ describe('issue 12-10: IPv6 forms of IPv4 addresses get the IPv4 rules', () => {
 
   test('a git repository at one of them is refused at validation', async () => {
     for (const address of METADATA_FORMS) {
-      const error = await rejection(git.validate({ config: { ...configDefaults(git), url: `https://[${address}]/latest/repo.git` }, credentials: {}, logger: silentLogger }, connectorEnvironment([])));
+      const error = await rejection(git.validate(connectionContext(git, { config: { url: `https://[${address}]/latest/repo.git` }, credentials: {} }), connectorEnvironment([])));
       expect([address, error]).toMatchObject([address, { field: 'url', message: expect.stringMatching(/link-local address/) }]);
     }
   });

@@ -10,23 +10,6 @@ import type { WebClient } from '../platform/http/web-client.js';
  */
 export type AuthMethod = 'direct' | 'oauth_browser' | 'oauth_token' | 'oauth_byoc' | 'auth_provider';
 
-/** One configurable or authentication field, as the catalog shows it and create/patch validate it. */
-export interface FieldSpec {
-  name: string;
-  title: string;
-  description?: string;
-  type: 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
-  required: boolean;
-  /** Element type when `type` is 'array'. */
-  itemsType?: 'string' | 'integer' | 'number' | 'boolean';
-  /** Secret values are encrypted at rest and never returned. */
-  isSecret: boolean;
-  enumValues?: (string | number)[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-}
-
 export interface Breadcrumb {
   entityId: string;
   name: string;

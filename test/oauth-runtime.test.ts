@@ -41,14 +41,19 @@ test('a run that fails half-way resumes from its last committed checkpoint: noth
   const created = await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: collection, authentication: { credentials: { token: 'fine' } }, config: { entity_count: 250, hierarchy_depth: 0, fail_after: 230 } });
   expect(created.status).toBe(200);
   const failed = await waitForJob(call, created.body.id, (await firstJob(created.body.id)).id, ['FAILED', 'COMPLETED']);
-  expect(failed).toMatchObject({ status: 'FAILED', entities_inserted: 230 });
+  // What the pipeline committed before the failure: whole batches, past the checkpoint at 200.
+  expect(failed.status).toBe('FAILED');
+  const committed: number = failed.entities_inserted;
+  expect(committed).toBeGreaterThanOrEqual(200);
+  expect(committed).toBeLessThanOrEqual(230);
 
   expect((await call('PATCH', `/source-connections/${created.body.id}`, { config: { entity_count: 250, hierarchy_depth: 0, fail_after: null } })).status).toBe(200);
   const rerun = await call('POST', `/source-connections/${created.body.id}/run`);
   expect(rerun.status).toBe(200);
   const resumed = await waitForJob(call, created.body.id, rerun.body.id, ['FAILED', 'COMPLETED']);
-  // Resumed at 200: 200–229 are met again unchanged, 230–249 are new; 0–199 are not read (a full run would skip 230).
-  expect(resumed).toMatchObject({ status: 'COMPLETED', entities_inserted: 20, entities_updated: 0, entities_skipped: 30, entities_deleted: 0 });
+  // Resumed at 200: what was committed after it is met again unchanged, the rest is new; 0–199 are not read
+  // (a run from the start would count them as skipped too).
+  expect(resumed).toMatchObject({ status: 'COMPLETED', entities_inserted: 250 - committed, entities_updated: 0, entities_skipped: committed - 200, entities_deleted: 0 });
 
   // Completed: the next run continues from the finished run's cursor, with nothing new.
   const next = await call('POST', `/source-connections/${created.body.id}/run`);

@@ -1,9 +1,8 @@
 import { isFederated, type ConnectorEnvironment } from '../../connectors/connector.js';
-import type { Logger } from '../../platform/logger.js';
-import type { SecretBox } from '../../platform/secrets/secrets.js';
 import type { FilterCondition, FilterGroup } from '../../platform/vectors/vector-index.js';
 import type { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
+import { runContext, type RunContextDependencies } from '../sync/run-context.js';
 import { conditionHolds } from './filter-rules.js';
 import { fromSourceEntity, type SearchResultView } from './search-result.js';
 
@@ -18,9 +17,9 @@ const FEDERATED_TIMEOUT_MS = 10_000;
 export class FederatedSources {
   constructor(
     private readonly sources: SourceService,
-    private readonly secretBox: SecretBox,
+    /** What a connection's context is built from, as for its runs: config and credentials parsed, the OAuth token provider, the guarded HTTP client. */
+    private readonly contexts: RunContextDependencies,
     private readonly environment: ConnectorEnvironment,
-    private readonly logger: Logger,
   ) {}
 
   isFederated(connection: Pick<SourceConnection, 'shortName' | 'config'>): boolean {
@@ -33,17 +32,15 @@ export class FederatedSources {
       connections.map(async (connection) => {
         const connector = this.sources.connector(connection.shortName);
         if (!connector.search) return [];
-        const credentials = connection.sealedCredentials ? (JSON.parse(this.secretBox.open(connection.sealedCredentials)) as Record<string, unknown>) : {};
         const timeout = AbortSignal.timeout(FEDERATED_TIMEOUT_MS);
+        const searchSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+        const { logger } = this.contexts;
         try {
-          const hits = await connector.search(
-            { config: connection.config, credentials, signal: signal ? AbortSignal.any([signal, timeout]) : timeout, logger: this.logger },
-            { text, limit },
-            this.environment,
-          );
+          const { config, credentials, tokens, http } = runContext(this.contexts, connector, connection, { loadCursor: false, signal: searchSignal });
+          const hits = await connector.search({ config, credentials, tokens, http, signal: searchSignal, logger }, { text, limit }, this.environment);
           return hits.map((hit) => fromSourceEntity(hit.entity, connection.shortName, hit.score)).filter((result) => matchesFilter(result, filter));
         } catch (error) {
-          this.logger.warn({ sourceConnectionId: connection.id, source: connection.shortName, err: error instanceof Error ? error.message : String(error) }, 'federated source left out of search results');
+          logger.warn({ sourceConnectionId: connection.id, source: connection.shortName, err: error instanceof Error ? error.message : String(error) }, 'federated source left out of search results');
           return [];
         }
       }),

@@ -169,7 +169,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       vectors: openVectors,
       embedder: openEmbedder,
       keywordWeight: hybridKeywordWeight(config),
-      federated: new FederatedSources(sources, secretBox, connectorEnvironment, logger),
+      federated: new FederatedSources(sources, { orm: database.orm, secretBox, operatorApps, allowPrivateNetworks, logger }, connectorEnvironment),
       languageModel: languageModel(config),
       reranker: createReranker(config, logger),
       agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },

@@ -47,7 +47,7 @@ describe.each<Deployment>(['servers', 'embedded'])('sources, connections and syn
     const stub = list.body.find((s: { short_name: string }) => s.short_name === 'stub');
     expect(stub).toMatchObject({
       name: 'Stub',
-      auth_methods: ['direct', 'oauth_token'],
+      auth_methods: ['direct', 'oauth_browser', 'oauth_byoc', 'oauth_token'],
       supports_continuous: true,
       federated_search: false,
       auth_fields: { fields: [expect.objectContaining({ name: 'token', is_secret: true, required: true })] },

@@ -11,6 +11,7 @@ import { USER_AGENT } from '../../platform/http/web-client.js';
 import type { Connector } from '../connector.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { guardedSourceAgent, networkReason, refusalOf } from './guarded-agent.js';
+import { retryAfterMs } from '../../platform/http/retry-after.js';
 import { backoffMs, isRateLimited, RequestPacer, serverWaitMs } from './retry-timing.js';
 import type { SourceBytesResponse, SourceHttpClient, SourceJsonResponse, SourceRequestOptions, TokenProvider } from './source-http.js';
 
@@ -202,7 +203,8 @@ class ConnectionHttpClient implements SourceHttpClient {
       const rateLimited = isRateLimited(status, headers as unknown as Headers);
       if (rateLimited || status >= 500) {
         await discard(response);
-        const asked = serverWaitMs(headers as unknown as Headers);
+        // A rate-limit window's reset says nothing about a server error: GitHub sends x-ratelimit-reset on every answer.
+        const asked = rateLimited ? serverWaitMs(headers as unknown as Headers) : retryAfterMs(headers);
         const wait = asked ?? backoffMs(attempt);
         if (attempt >= MAX_ATTEMPTS || waited + wait > MAX_WAIT_MS) {
           const seconds = Math.max(1, Math.ceil(wait / 1000));

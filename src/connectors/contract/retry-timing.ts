@@ -2,6 +2,7 @@
  * When to send a connection's requests: pacing at the connector's declared rate, and how long to
  * wait before a retry (the server's own word first, else exponential backoff with jitter).
  */
+import { retryAfterMs } from '../../platform/http/retry-after.js';
 import type { RequestRate } from './source-http.js';
 
 /**
@@ -47,12 +48,8 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
  * epoch seconds; epoch milliseconds and delta seconds are read too).
  */
 export function serverWaitMs(headers: Headers, now: number = Date.now()): number | null {
-  const retryAfter = headers.get('retry-after')?.trim();
-  if (retryAfter) {
-    if (/^\d+$/.test(retryAfter)) return Number(retryAfter) * 1000;
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return Math.max(0, date - now);
-  }
+  const asked = retryAfterMs(headers, now);
+  if (asked !== null) return asked;
   const reset = Number(headers.get('x-ratelimit-reset') ?? Number.NaN);
   if (Number.isFinite(reset) && reset >= 0) {
     if (reset > 1e12) return Math.max(0, reset - now);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { retryAfterMs } from '../../platform/http/retry-after.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError } from '../contract/errors.js';
 import type { SourceHttpClient, TokenProvider } from '../contract/source-http.js';
 
@@ -60,8 +61,8 @@ export function rateLimitWaitMs(headers: Headers, now = Date.now()): number | nu
     const reset = Number(headers.get(name));
     if (headers.get(name) && Number.isFinite(reset)) waits.push(reset - now);
   }
-  const retryAfter = Number(headers.get('retry-after'));
-  if (headers.get('retry-after') && Number.isFinite(retryAfter)) waits.push(retryAfter * 1000);
+  const asked = retryAfterMs(headers, now);
+  if (asked !== null) waits.push(asked);
   return waits.length > 0 ? Math.max(0, ...waits) : null;
 }
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
+import { retryAfterMs } from '../../platform/http/retry-after.js';
 import type { Logger } from '../../platform/logger.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
 import type { WebClient } from '../../platform/http/web-client.js';
@@ -62,15 +63,6 @@ export class S3RequestError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The wait a Retry-After header asks for (seconds or an HTTP date), or null. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | null {
-  if (!header) return null;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
 export class S3Client {
@@ -146,7 +138,7 @@ export class S3Client {
       const { code, message } = errorBody(body ?? Buffer.alloc(0));
       const retryable = response.status >= 500 || RETRYABLE_CODES.has(code) || response.status === 429;
       if (retryable && attempt < MAX_ATTEMPTS) {
-        const asked = retryAfterMs(response.headers.get('retry-after'));
+        const asked = retryAfterMs(response.headers);
         const waitMs = Math.min(asked ?? FIRST_BACKOFF_MS * 2 ** (attempt - 1), MAX_RETRY_AFTER_MS);
         logger.info({ source: 's3', status: response.status, code, attempt, waitMs }, 's3: endpoint busy, retrying');
         await sleep(waitMs, undefined, { signal });

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
 import { fetch } from 'undici';
 import { payloadSha256, signedHeaders, uriEncode, type SigningKeys } from '../object-storage/sigv4.js';
+import { retryAfterMs } from '../http/retry-after.js';
 import type { BlobStore } from './blob-store.js';
 
 /**
@@ -139,16 +140,16 @@ export class S3BlobStore implements BlobStore {
     for (let attempt = 1; ; attempt++) {
       let status: number;
       let answer: Buffer;
-      let retryAfter: string | null = null;
+      let askedMs: number | null = null;
       try {
         const signed = signedHeaders({ method, url, keys, region, now: new Date(), payloadHash: payloadSha256(body ?? ''), extra: headers });
         const response = await fetch(url, { method, headers: signed, body, signal: AbortSignal.timeout(timeoutMs) });
         status = response.status;
-        retryAfter = response.headers.get('retry-after');
+        askedMs = retryAfterMs(response.headers);
         answer = Buffer.from(await response.arrayBuffer());
       } catch (error) {
         if (attempt < MAX_ATTEMPTS) {
-          await sleep(backoff(attempt, null));
+          await sleep(backoff(attempt));
           continue;
         }
         const cause = (error as { cause?: { message?: string } }).cause;
@@ -158,7 +159,7 @@ export class S3BlobStore implements BlobStore {
       if (status === 404 && notFound) return null;
       const { code, message } = errorBody(answer);
       if ((status >= 500 || status === 429 || code === 'SlowDown') && attempt < MAX_ATTEMPTS) {
-        await sleep(backoff(attempt, retryAfter));
+        await sleep(Math.min(MAX_WAIT_MS, askedMs ?? backoff(attempt)));
         continue;
       }
       throw new ObjectStorageError(status, code, `The raw data store refused ${method} ${url.pathname} in bucket "${this.options.bucket}": ${code || `HTTP ${status}`}${message ? ` (${message})` : ''}`);
@@ -166,12 +167,8 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-/** Doubling pauses, or what Retry-After asks (seconds or an HTTP date), at most MAX_WAIT_MS. */
-function backoff(attempt: number, retryAfter: string | null): number {
-  const seconds = Number(retryAfter);
-  const asked = retryAfter === null ? null : Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - Date.now();
-  return Math.min(MAX_WAIT_MS, Math.max(0, asked !== null && !Number.isNaN(asked) ? asked : FIRST_BACKOFF_MS * 2 ** (attempt - 1)));
-}
+/** Doubling pauses, at most MAX_WAIT_MS (when the store does not say how long to wait). */
+const backoff = (attempt: number) => Math.min(MAX_WAIT_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1));
 
 interface ListBucketResult {
   Contents?: { Key?: unknown }[];

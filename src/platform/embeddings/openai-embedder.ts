@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { retryAfterMs as retryAfterOf } from '../http/retry-after.js';
 import type { Embedder } from './embedder.js';
 import { describeError, describeNetworkError } from '../http-errors.js';
 
@@ -134,7 +135,7 @@ export class OpenAiCompatibleEmbedder implements Embedder {
         const response = await fetch(this.url, { method: 'POST', headers, body, signal: AbortSignal.any([signal, timeout]) });
         const text = await response.text();
         if (response.ok) return this.parse(text, input.length);
-        retryAfterMs = parseRetryAfter(response.headers);
+        retryAfterMs = retryAfterOf(response.headers) ?? undefined;
         const retryable = response.status === 408 || response.status === 429 || response.status >= 500;
         failure = new EmbeddingEndpointError(
           `Embedding endpoint ${this.safeUrl()} answered ${response.status}${describeError(text)}`,
@@ -230,17 +231,6 @@ function normalise(values: unknown[], invalid: () => Error): Float32Array {
   norm = Math.sqrt(norm);
   if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = vector[i]! / norm;
   return vector;
-}
-
-/** `retry-after-ms` (OpenAI, Azure), else `Retry-After` in seconds or as an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(headers: Headers): number | undefined {
-  const milliseconds = Number(headers.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -3,6 +3,7 @@
  * with the PKCE verifier of RFC 7636 §4.5) and the refresh (§6), through the sources' address guard.
  */
 import { fetch } from 'undici';
+import { retryAfterMs } from '../../../platform/http/retry-after.js';
 import { z } from 'zod';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import { TemporarilyUnavailableError } from '../../../connectors/contract/errors.js';
@@ -121,9 +122,9 @@ async function readCapped(response: Awaited<ReturnType<typeof fetch>>): Promise<
   return Buffer.concat(parts).toString('utf8');
 }
 
-const retryAfterSeconds = (header: string | null) => {
-  const seconds = Number(header);
-  return header !== null && Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : null;
+const retryAfterSeconds = (headers: { get(name: string): string | null }) => {
+  const asked = retryAfterMs(headers);
+  return asked === null ? null : Math.ceil(asked / 1000);
 };
 
 /** Exchanges a code or a refresh token for tokens at the connector's token endpoint. */
@@ -147,7 +148,7 @@ export async function requestTokens<Config>({ spec, config, client, grant, allow
   const answer = parseAnswer(text, response.headers.get('content-type') ?? '');
   const failure = errorAnswer.safeParse(answer);
   if (response.status === 429 || response.status >= 500) {
-    throw new TemporarilyUnavailableError(`The token endpoint at ${origin} answered ${response.status}${failure.success ? ` (${failure.data.error})` : ''}`, retryAfterSeconds(response.headers.get('retry-after')));
+    throw new TemporarilyUnavailableError(`The token endpoint at ${origin} answered ${response.status}${failure.success ? ` (${failure.data.error})` : ''}`, retryAfterSeconds(response.headers));
   }
   if (failure.success || response.status >= 400) {
     const code = failure.success ? failure.data.error : response.status === 401 ? 'invalid_client' : `http_${response.status}`;

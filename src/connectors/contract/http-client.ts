@@ -10,7 +10,7 @@ import type { Logger } from '../../platform/logger.js';
 import { USER_AGENT } from '../../platform/http/web-client.js';
 import type { Connector } from '../connector.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
-import { guardedSourceAgent, networkReason, refusalOf } from './guarded-agent.js';
+import { guardedSourceAgent, networkReason, refusalOf } from '../../platform/http/guarded-agent.js';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
 import { backoffMs, isRateLimited, RequestPacer, serverWaitMs } from './retry-timing.js';
 import type { SourceBytesResponse, SourceHttpClient, SourceJsonResponse, SourceRequestOptions, TokenProvider } from './source-http.js';

@@ -5,8 +5,9 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, fetch, type Response } from 'undici';
-import { bareHost, guardedLookup, RefusedTargetError, sourceAddressProblem } from '../../shared/target-guard.js';
+import { fetch, type Agent, type Response } from 'undici';
+import { bareHost, sourceAddressProblem } from '../../shared/target-guard.js';
+import { createGuardedAgent } from './guarded-agent.js';
 
 export const USER_AGENT = 'Catchment';
 
@@ -20,18 +21,8 @@ export class WebClient {
   private readonly problemOf: (address: string) => string | null;
 
   constructor(policy: { allowPrivateNetworks: boolean }) {
-    const problemOf = (address: string) => sourceAddressProblem(address, policy.allowPrivateNetworks);
-    this.problemOf = problemOf;
-    const connect = buildConnector({ lookup: guardedLookup(problemOf) });
-    this.agent = new Agent({
-      connect: (options, callback) => {
-        // An address in the URL is connected to without a lookup: check it here.
-        const host = bareHost(options.hostname);
-        const problem = isIP(host) ? problemOf(host) : null;
-        if (problem) return callback(new RefusedTargetError(`refused: ${problem}`), null);
-        return connect(options, callback);
-      },
-    });
+    this.problemOf = (address: string) => sourceAddressProblem(address, policy.allowPrivateNetworks);
+    this.agent = createGuardedAgent(policy.allowPrivateNetworks);
   }
 
   get(url: string, init: { headers: Record<string, string>; signal: AbortSignal }) {

@@ -7,7 +7,7 @@ import { retryAfterMs } from '../../../platform/http/retry-after.js';
 import { z } from 'zod';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import { TemporarilyUnavailableError } from '../../../connectors/contract/errors.js';
-import { guardedSourceAgent, networkReason, refusalOf } from '../../../connectors/contract/guarded-agent.js';
+import { guardedSourceAgent, networkReason, refusalOf } from '../../../platform/http/guarded-agent.js';
 import { USER_AGENT } from '../../../platform/http/web-client.js';
 
 export interface TokenSet {

@@ -42,6 +42,26 @@ export interface FieldMeta {
  */
 export const nonBlankString = () => z.string().refine((value) => value.trim() !== '', { message: 'String should not be empty', params: { type: 'string_too_short' } });
 
+/**
+ * The base URL of an API a source talks to (its own service, an Enterprise or self-managed instance,
+ * a proxy): http(s), without user info, query or fragment (credentials belong in credentials, and
+ * endpoints are appended to it), one spelling per server (no trailing '/') because cursors and
+ * credential targets compare it. `example` shows the expected form in the error message.
+ */
+export const httpBaseUrl = (example: string) =>
+  z
+    .string()
+    .trim()
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
+      } catch {
+        return false;
+      }
+    }, `Must be an http(s) URL without user info, query or fragment, such as ${example}`)
+    .transform((value) => value.replace(/\/+$/, ''));
+
 /** Parses a connection's config with the connector's `config` schema (absent config is `{}`). */
 export function parseConfig<Config>(connector: Connector<Config>, value: unknown, loc: ErrorLocation = ['config']): Parsed<Config> {
   return parseWith(connector.config, value, loc);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpBaseUrl } from '../contract/schemas.js';
 
 /**
  * What a GitHub connection is configured with, the token pasted instead of OAuth, and the cursor
@@ -14,19 +15,7 @@ export type Includable = (typeof INCLUDABLE)[number];
 
 const includeFlag = (title: string, description: string) => z.boolean().default(true).meta({ title, description });
 
-const apiUrl = z
-  .string()
-  .trim()
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
-    } catch {
-      return false;
-    }
-  }, 'Must be an http(s) URL without user info, query or fragment, such as https://api.github.com or https://github.example.com/api/v3')
-  // One spelling per server: cursors and credential targets compare it.
-  .transform((value) => value.replace(/\/+$/, ''));
+const apiUrl = httpBaseUrl('https://api.github.com or https://github.example.com/api/v3');
 
 export const configSchema = z.strictObject({
   repositories: z

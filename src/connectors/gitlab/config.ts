@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpBaseUrl } from '../contract/schemas.js';
 
 /** What a gitlab connection is configured with, its pasted token, and the cursor it keeps between runs. */
 
@@ -6,20 +7,7 @@ export const DEFAULT_BASE_URL = 'https://gitlab.com';
 const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 /** An http(s) origin, optionally with a path (GitLab under a relative URL root), without user info, query or fragment. */
-const baseUrl = z
-  .string()
-  .trim()
-  .refine(
-    (value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
-      } catch {
-        return false;
-      }
-    },
-    { message: 'Must be an http:// or https:// URL without user info, query or fragment' },
-  );
+const baseUrl = httpBaseUrl('https://gitlab.com or https://gitlab.example.com');
 
 export const gitlabConfig = z.strictObject({
   base_url: baseUrl.default(DEFAULT_BASE_URL).meta({ title: 'GitLab URL', description: 'https://gitlab.com, or the address of a self-managed instance (the API is at <url>/api/v4).' }),

@@ -1,12 +1,10 @@
 import { z } from 'zod';
-import { nonBlankString } from '../contract/schemas.js';
+import { httpBaseUrl, nonBlankString } from '../contract/schemas.js';
 
 /** What a Google Drive connection reads, and from where. */
 export const DriveConfig = z
   .strictObject({
-    api_url: z
-      .string()
-      .check(z.url({ protocol: /^https?$/ }))
+    api_url: httpBaseUrl('https://www.googleapis.com')
       .default('https://www.googleapis.com')
       .meta({ title: 'API base URL', description: 'Where the Drive API v3 answers (https://www.googleapis.com); another origin only for a proxy or a test server.' }),
     corpora: z

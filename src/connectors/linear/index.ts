@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpBaseUrl } from '../contract/schemas.js';
 import { type Connector, httpOrigins, SourceConfigError, SourceHttpError } from '../connector.js';
 import { graphqlClient, type LinearConfig, type LinearCursor, linearCursor, runSync } from './sync.js';
 import { ORGANIZATION, organizationAnswer } from './queries.js';
@@ -12,19 +13,7 @@ import { ORGANIZATION, organizationAnswer } from './queries.js';
 
 const DEFAULT_API_URL = 'https://api.linear.app';
 
-const apiUrl = z
-  .string()
-  .trim()
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
-    } catch {
-      return false;
-    }
-  }, 'Must be an http(s) URL without user info, query or fragment, such as https://api.linear.app')
-  // One spelling: the GraphQL and token endpoints are appended to it.
-  .transform((value) => value.replace(/\/+$/, ''));
+const apiUrl = httpBaseUrl('https://api.linear.app');
 
 const config = z.strictObject({
   api_url: apiUrl

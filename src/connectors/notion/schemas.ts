@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { httpBaseUrl } from '../contract/schemas.js';
 
 /** The connector's config, pasted credentials and cursor. */
 
@@ -6,9 +7,7 @@ export const DEFAULT_API_URL = 'https://api.notion.com';
 
 export const NotionConfig = z
   .strictObject({
-    api_url: z
-      .string()
-      .check(z.url({ protocol: /^https?$/ }))
+    api_url: httpBaseUrl(DEFAULT_API_URL)
       .default(DEFAULT_API_URL)
       .meta({ title: 'API URL', description: "Notion's API origin (change it only for a proxy in front of Notion, or a test server)" }),
     full_listing_every_hours: z

@@ -1,95 +1,77 @@
 import { useState, type FormEvent } from 'react';
-import { CreateConnectionDocument, SourcesDocument, type FieldFieldsFragment } from './generated';
+import type { ApiError } from './api';
+import { CreateConnectionDocument, SourcesDocument, type FieldFieldsFragment, type SourcesQuery } from './generated';
+import { callbackUrl, goToSignIn, returnUrlFor } from './sign-in-return';
+import { collect, FieldControl, issueAt, type Values } from './source-fields';
 import { asApiError, ErrorNote, Section, useApi, useLoad } from './ui';
-import type { ApiError, FieldIssue } from './api';
 
-type Values = Record<string, string | boolean>;
+type Source = SourcesQuery['sources'][number];
 
-/** The text of a form control as the JSON value its field schema asks for; undefined leaves the field out. */
-function toValue(field: FieldFieldsFragment, raw: string | boolean | undefined): unknown {
-  if (raw === undefined || raw === '') return undefined;
-  if (field.type === 'boolean') return raw === true;
-  const text = String(raw);
-  if (field.type === 'integer' || field.type === 'number') return Number(text);
-  if (field.type === 'array') {
-    const items = text.split(/\n|,/).map((item) => item.trim()).filter(Boolean);
-    return field.itemsType === 'integer' || field.itemsType === 'number' ? items.map(Number) : items;
-  }
-  if (field.type === 'object') {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text; // the service says what is wrong with it, at the field
-    }
-  }
-  return text;
+/**
+ * How a connection signs in: the source's credential fields (`direct`: keys, a pasted token), the browser with the
+ * operator's OAuth app (`oauth_browser`), or the browser with the user's own app (`oauth_byoc`).
+ */
+type SignInWay = 'fields' | 'browser' | 'own_app';
+
+/** The ways the catalog offers for a source, in the order the form lists them. */
+function signInWaysOf(source: Source): SignInWay[] {
+  const ways: SignInWay[] = [];
+  // requiresByoc: no operator app is registered for the source, so the browser sign-in needs the user's own.
+  if (source.authMethods.includes('oauth_browser') && !source.requiresByoc) ways.push('browser');
+  if (source.authMethods.includes('oauth_byoc')) ways.push('own_app');
+  if (source.authMethods.includes('direct')) ways.push('fields');
+  return ways;
 }
 
-function collect(fields: FieldFieldsFragment[], values: Values): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const field of fields) {
-    const value = toValue(field, values[field.name]);
-    if (value !== undefined) out[field.name] = value;
-  }
-  return out;
-}
+const WAY_LABELS: Record<SignInWay, (source: Source) => string> = {
+  browser: (source) => `Sign in with ${source.name}`,
+  own_app: () => 'Sign in with your own OAuth app',
+  fields: (source) => (source.authMethods.length > 1 ? 'Paste a token' : 'Credentials'),
+};
 
-/** The issue the service reported for a field, matched by its place: [..., group, name]. */
-const issueAt = (issues: FieldIssue[], group: string, name: string) =>
-  issues.find((issue) => issue.loc.at(-1) === name && issue.loc.includes(group))?.msg ?? issues.find((issue) => issue.loc.at(-1) === name)?.msg;
+/** The own app's client, as fields of the form (named as the service's 422 issues name them). */
+const OWN_APP_FIELDS: FieldFieldsFragment[] = [
+  { name: 'client_id', title: 'Client ID', description: null, type: 'string', itemsType: null, required: true, isSecret: false, default: null, enumValues: null },
+  {
+    name: 'client_secret',
+    title: 'Client secret',
+    description: 'Sealed with the connection and never shown again; may be left out for a public (PKCE) client.',
+    type: 'string',
+    itemsType: null,
+    required: false,
+    isSecret: true,
+    default: null,
+    enumValues: null,
+  },
+];
 
-function FieldControl({ field, group, values, setValues, issue }: { field: FieldFieldsFragment; group: string; values: Values; setValues(v: Values): void; issue?: string }) {
-  const id = `${group}-${field.name}`;
-  const value = values[field.name];
-  const describedBy = [field.description ? `${id}-help` : '', issue ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
-  const common = { id, 'aria-invalid': issue ? true : undefined, 'aria-describedby': describedBy, required: field.required && field.type !== 'boolean' };
-  const set = (next: string | boolean) => setValues({ ...values, [field.name]: next });
-  let control;
-  if (field.type === 'boolean') control = <input type="checkbox" {...common} checked={value === true || (value === undefined && field.default === 'true')} onChange={(e) => set(e.target.checked)} />;
-  else if (field.enumValues?.length)
-    control = (
-      <select {...common} value={String(value ?? field.default ?? '')} onChange={(e) => set(e.target.value)}>
-        {!field.required && <option value="">(default)</option>}
-        {field.enumValues.map((option) => (
-          <option key={option}>{option}</option>
-        ))}
-      </select>
-    );
-  else if (field.type === 'array' || field.type === 'object')
-    control = <textarea {...common} rows={2} placeholder={field.type === 'array' ? 'one per line' : 'JSON'} value={String(value ?? '')} onChange={(e) => set(e.target.value)} />;
-  else
-    control = (
-      <input
-        {...common}
-        type={field.isSecret ? 'password' : field.type === 'integer' || field.type === 'number' ? 'number' : 'text'}
-        placeholder={field.default ?? undefined}
-        autoComplete="off"
-        value={String(value ?? '')}
-        onChange={(e) => set(e.target.value)}
-      />
-    );
+function SignInWayChoice({ source, ways, way, setWay }: { source: Source; ways: SignInWay[]; way: SignInWay; setWay(way: SignInWay): void }) {
   return (
-    <div className={`field${issue ? ' invalid' : ''}`}>
-      <label htmlFor={id}>
-        {field.title}
-        {field.required && <span aria-hidden="true"> *</span>}
-      </label>
-      {control}
-      {field.description && (
-        <small id={`${id}-help`} className="hint">
-          {field.description}
+    <fieldset>
+      <legend>Sign-in</legend>
+      <div className="checks" role="radiogroup" aria-label="How to sign in">
+        {ways.map((option) => (
+          <label key={option}>
+            <input type="radio" name="sign-in-way" value={option} checked={way === option} onChange={() => setWay(option)} /> {WAY_LABELS[option](source)}
+          </label>
+        ))}
+      </div>
+      {source.requiresByoc && (
+        <small className="hint">
+          No OAuth app is registered for {source.name} on this server: sign in with an app of your own (registered with the redirect URI{' '}
+          <code>{callbackUrl()}</code>){ways.includes('fields') ? ', or paste a token' : ''}.
         </small>
       )}
-      {issue && (
-        <small id={`${id}-error`} className="error" role="alert">
-          {issue}
-        </small>
-      )}
-    </div>
+      {way !== 'fields' && <small className="hint">You will be sent to {source.name} to sign in, and brought back here.</small>}
+    </fieldset>
   );
 }
 
-/** Adds a connection with a form built from the catalog's field schemas; the service's 422 issues show at their fields. */
+/**
+ * Adds a connection with a form built from the catalog's field schemas; the service's 422 issues show at their
+ * fields. A browser sign-in creates the connection, then sends the browser to the provider, which brings it back
+ * to this collection's page with the outcome.
+ */
 export function AddConnection({ readableId, onCreated }: { readableId: string; onCreated(): void }) {
   const api = useApi();
   const { data, error: loadError } = useLoad(() => api.request(SourcesDocument, {}), []);
@@ -98,24 +80,39 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
   const [cron, setCron] = useState('');
   const [config, setConfig] = useState<Values>({});
   const [auth, setAuth] = useState<Values>({});
+  const [ownApp, setOwnApp] = useState<Values>({});
+  const [chosenWay, setWay] = useState<SignInWay | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const source = data?.sources.find((s) => s.shortName === shortName);
-  const authFields = source?.authFields?.fields ?? [];
+  const ways = source ? signInWaysOf(source) : [];
+  const way = chosenWay && ways.includes(chosenWay) ? chosenWay : (ways[0] ?? 'fields');
+  const authFields = way === 'fields' ? (source?.authFields?.fields ?? []) : [];
+
+  const authentication = () => {
+    if (way === 'browser') return {};
+    if (way === 'own_app') {
+      const client = collect(OWN_APP_FIELDS, ownApp) as { client_id?: string; client_secret?: string };
+      return { clientId: client.client_id ?? null, clientSecret: client.client_secret ?? null };
+    }
+    return authFields.length ? { credentials: collect(authFields, auth) } : null;
+  };
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (!source) return;
     try {
-      await api.request(CreateConnectionDocument, {
+      const { createSourceConnection: created } = await api.request(CreateConnectionDocument, {
         input: {
           shortName,
           readableCollectionId: readableId,
           name: name || null,
           config: collect(source.configFields.fields, config),
-          authentication: authFields.length ? { credentials: collect(authFields, auth) } : null,
+          authentication: authentication(),
           schedule: cron ? { cron } : null,
+          ...(way === 'fields' ? {} : { redirectUrl: returnUrlFor(readableId) }),
         },
       });
+      if (way !== 'fields') return goToSignIn(created.auth.authUrl);
       setError(null);
       setConfig({});
       setAuth({});
@@ -126,13 +123,22 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
     }
   };
 
+  const choose = (next: string) => {
+    setShortName(next);
+    setConfig({});
+    setAuth({});
+    setOwnApp({});
+    setWay(null);
+    setError(null);
+  };
+
   return (
     <Section title="Add a connection">
       <ErrorNote error={loadError} />
       <form onSubmit={submit} aria-label="Add a connection">
         <div className="field">
           <label htmlFor="source">Source</label>
-          <select id="source" required value={shortName} onChange={(e) => (setShortName(e.target.value), setConfig({}), setAuth({}), setError(null))}>
+          <select id="source" required value={shortName} onChange={(e) => choose(e.target.value)}>
             <option value="">Choose a source…</option>
             {data?.sources.map((s) => (
               <option key={s.shortName} value={s.shortName}>
@@ -156,6 +162,22 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
                 ))}
               </fieldset>
             )}
+            {ways.length > 1 && <SignInWayChoice source={source} ways={ways} way={way} setWay={setWay} />}
+            {way === 'own_app' && (
+              <fieldset>
+                <legend>Your OAuth app</legend>
+                {OWN_APP_FIELDS.map((field) => (
+                  <FieldControl
+                    key={field.name}
+                    field={field}
+                    group="authentication"
+                    values={ownApp}
+                    setValues={setOwnApp}
+                    issue={error ? issueAt(error.issues, 'authentication', field.name) : undefined}
+                  />
+                ))}
+              </fieldset>
+            )}
             {authFields.length > 0 && (
               <fieldset>
                 <legend>Credentials</legend>
@@ -169,7 +191,7 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
               <input id="cron" value={cron} placeholder="0 * * * *" onChange={(e) => setCron(e.target.value)} aria-invalid={error && issueAt(error.issues, 'schedule', 'cron') ? true : undefined} />
             </div>
             <ErrorNote error={error} />
-            <button type="submit">Connect and sync</button>
+            <button type="submit">{way === 'browser' ? WAY_LABELS.browser(source) : way === 'own_app' ? 'Continue to sign in' : 'Connect and sync'}</button>
           </>
         )}
       </form>

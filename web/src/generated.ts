@@ -15,15 +15,18 @@ export type AgenticSearchInput = {
   thinking?: boolean | null | undefined;
 };
 
-/** The method is inferred from the fields present: credentials → direct; accessToken → oauth_token; clientId/clientSecret → oauth_byoc; redirectUri → oauth_browser; providerReadableId → auth_provider. */
+/** The method is inferred from the fields present: credentials → direct; accessToken (refreshToken, expiresAt, optionally the clientId/clientSecret that refresh it) → oauth_token; clientId/clientSecret → oauth_byoc; redirectUri or an empty object → oauth_browser (the operator's OAuth app; BAD_USER_INPUT `byoc_required` when none is registered); providerReadableId → auth_provider. Without it: direct where the source takes it, else oauth_browser. */
 export type AuthenticationInput = {
   accessToken?: string | null | undefined;
+  /** Your own OAuth app (oauth_byoc); sealed with the connection, never returned. */
   clientId?: string | null | undefined;
+  /** Secret of your own OAuth app (may be left out for PKCE public clients); sealed, never returned. */
   clientSecret?: string | null | undefined;
   credentials?: Record<string, unknown> | null | undefined;
   expiresAt?: string | null | undefined;
   providerConfig?: Record<string, unknown> | null | undefined;
   providerReadableId?: string | null | undefined;
+  /** The redirect_uri given to the provider, for a page of yours that forwards the provider's answer (code and state) to the service's /oauth/callback. Default: <CATCHMENT_PUBLIC_URL>/oauth/callback. */
   redirectUri?: string | null | undefined;
   refreshToken?: string | null | undefined;
 };
@@ -124,10 +127,12 @@ export type SourceConnectionCreateInput = {
   description?: string | null | undefined;
   name?: string | null | undefined;
   readableCollectionId: string;
+  /** Browser sign-in: where the browser is sent afterwards, with status=success&source_connection_id=… or status=error&error=…&error_description=… in its query. Default: a page of the service. */
+  redirectUrl?: string | null | undefined;
   schedule?: ScheduleInput | null | undefined;
   shortName: string;
   syncConfig?: SyncConfigInput | null | undefined;
-  /** Default true: start a sync once created. */
+  /** Default true: start a sync once created, or for a browser sign-in once signed in. */
   syncImmediately?: boolean | null | undefined;
 };
 
@@ -150,7 +155,7 @@ export type WebhookSubscriptionCreateInput = {
 
 export type JobFieldsFragment = { id: string, sourceConnectionId: string, status: string, trigger: string, createdAt: string, startedAt: string | null, completedAt: string | null, durationSeconds: number | null, entitiesInserted: number, entitiesUpdated: number, entitiesDeleted: number, entitiesSkipped: number, entitiesFailed: number, entitiesTotal: number | null, chunksWritten: number, error: string | null };
 
-export type ConnectionFieldsFragment = { id: string, name: string, shortName: string, status: string, entityCount: number, errorMessage: string | null, schedule: { cron: string | null, continuous: boolean, nextRun: string | null }, sync: { totalRuns: number, successfulRuns: number, failedRuns: number, lastJob: { id: string, sourceConnectionId: string, status: string, trigger: string, createdAt: string, startedAt: string | null, completedAt: string | null, durationSeconds: number | null, entitiesInserted: number, entitiesUpdated: number, entitiesDeleted: number, entitiesSkipped: number, entitiesFailed: number, entitiesTotal: number | null, chunksWritten: number, error: string | null } | null } };
+export type ConnectionFieldsFragment = { id: string, name: string, shortName: string, status: string, authMethod: string, entityCount: number, errorMessage: string | null, schedule: { cron: string | null, continuous: boolean, nextRun: string | null }, sync: { totalRuns: number, successfulRuns: number, failedRuns: number, lastJob: { id: string, sourceConnectionId: string, status: string, trigger: string, createdAt: string, startedAt: string | null, completedAt: string | null, durationSeconds: number | null, entitiesInserted: number, entitiesUpdated: number, entitiesDeleted: number, entitiesSkipped: number, entitiesFailed: number, entitiesTotal: number | null, chunksWritten: number, error: string | null } | null } };
 
 export type ResultFieldsFragment = { entityId: string, name: string, relevanceScore: number, textualRepresentation: string, webUrl: string, url: string | null, breadcrumbs: Array<{ entityId: string, name: string, entityType: string }>, serviceSystemMetadata: { sourceName: string, entityType: string } };
 
@@ -193,7 +198,7 @@ export type CollectionPageQueryVariables = Exact<{
 }>;
 
 
-export type CollectionPageQuery = { collection: { readableId: string, name: string, status: CollectionStatus, embeddingModelName: string } | null, sourceConnections: Array<{ id: string, name: string, shortName: string, status: string, entityCount: number, errorMessage: string | null, schedule: { cron: string | null, continuous: boolean, nextRun: string | null }, sync: { totalRuns: number, successfulRuns: number, failedRuns: number, lastJob: { id: string, sourceConnectionId: string, status: string, trigger: string, createdAt: string, startedAt: string | null, completedAt: string | null, durationSeconds: number | null, entitiesInserted: number, entitiesUpdated: number, entitiesDeleted: number, entitiesSkipped: number, entitiesFailed: number, entitiesTotal: number | null, chunksWritten: number, error: string | null } | null } }> };
+export type CollectionPageQuery = { collection: { readableId: string, name: string, status: CollectionStatus, embeddingModelName: string } | null, sourceConnections: Array<{ id: string, name: string, shortName: string, status: string, authMethod: string, entityCount: number, errorMessage: string | null, schedule: { cron: string | null, continuous: boolean, nextRun: string | null }, sync: { totalRuns: number, successfulRuns: number, failedRuns: number, lastJob: { id: string, sourceConnectionId: string, status: string, trigger: string, createdAt: string, startedAt: string | null, completedAt: string | null, durationSeconds: number | null, entitiesInserted: number, entitiesUpdated: number, entitiesDeleted: number, entitiesSkipped: number, entitiesFailed: number, entitiesTotal: number | null, chunksWritten: number, error: string | null } | null } }> };
 
 export type SyncJobsQueryVariables = Exact<{
   sourceConnectionId: string | number;
@@ -205,7 +210,7 @@ export type SyncJobsQuery = { syncJobs: Array<{ id: string, sourceConnectionId: 
 export type SourcesQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SourcesQuery = { sources: Array<{ shortName: string, name: string, description: string | null, authMethods: Array<string>, authFields: { fields: Array<{ name: string, title: string, description: string | null, type: string, itemsType: string | null, required: boolean, isSecret: boolean, default: string | null, enumValues: Array<string> | null }> } | null, configFields: { fields: Array<{ name: string, title: string, description: string | null, type: string, itemsType: string | null, required: boolean, isSecret: boolean, default: string | null, enumValues: Array<string> | null }> } }> };
+export type SourcesQuery = { sources: Array<{ shortName: string, name: string, description: string | null, authMethods: Array<string>, requiresByoc: boolean, authFields: { fields: Array<{ name: string, title: string, description: string | null, type: string, itemsType: string | null, required: boolean, isSecret: boolean, default: string | null, enumValues: Array<string> | null }> } | null, configFields: { fields: Array<{ name: string, title: string, description: string | null, type: string, itemsType: string | null, required: boolean, isSecret: boolean, default: string | null, enumValues: Array<string> | null }> } }> };
 
 export type FieldFieldsFragment = { name: string, title: string, description: string | null, type: string, itemsType: string | null, required: boolean, isSecret: boolean, default: string | null, enumValues: Array<string> | null };
 
@@ -214,7 +219,34 @@ export type CreateConnectionMutationVariables = Exact<{
 }>;
 
 
-export type CreateConnectionMutation = { createSourceConnection: { id: string, sync: { lastJob: { id: string } | null } } };
+export type CreateConnectionMutation = { createSourceConnection: { id: string, auth: { authUrl: string | null } } };
+
+export type AuthorizeConnectionMutationVariables = Exact<{
+  id: string | number;
+  redirectUrl: string;
+}>;
+
+
+export type AuthorizeConnectionMutation = { authorizeSourceConnection: { id: string, auth: { authUrl: string | null } } };
+
+export type SkippedItemsQueryVariables = Exact<{
+  jobId: string | number;
+  limit: number;
+  offset: number;
+}>;
+
+
+export type SkippedItemsQuery = { syncJob: { id: string, skipped: { count: number, listed: number, byReason: Array<{ reason: string, count: number }>, items: Array<{ entityId: string, reason: string, detail: string | null }> } } | null };
+
+export type CollectionEntitiesQueryVariables = Exact<{
+  readableId: string;
+  filter?: Array<FilterGroupInput> | FilterGroupInput | null | undefined;
+  limit: number;
+  offset: number;
+}>;
+
+
+export type CollectionEntitiesQuery = { collectionEntities: { total: number, byType: Array<{ entityType: string, count: number }>, bySource: Array<{ sourceConnectionId: string, sourceName: string, count: number }>, items: Array<{ entityId: string, name: string, entityType: string, sourceConnectionId: string, sourceName: string, updatedAt: string | null, syncedAt: string, chunkCount: number, breadcrumbs: Array<{ name: string }> }> } };
 
 export type RunSyncMutationVariables = Exact<{
   sourceConnectionId: string | number;
@@ -330,10 +362,13 @@ export const CollectionsDocument = "query Collections($search: String) {\n  coll
 export const CreateCollectionDocument = "mutation CreateCollection($input: CollectionCreateInput!) {\n  createCollection(input: $input) {\n    readableId\n  }\n}" as TypedDocument<CreateCollectionMutation, CreateCollectionMutationVariables>;
 export const RenameCollectionDocument = "mutation RenameCollection($readableId: String!, $name: String!) {\n  updateCollection(readableId: $readableId, input: {name: $name}) {\n    readableId\n    name\n  }\n}" as TypedDocument<RenameCollectionMutation, RenameCollectionMutationVariables>;
 export const DeleteCollectionDocument = "mutation DeleteCollection($readableId: String!) {\n  deleteCollection(readableId: $readableId) {\n    readableId\n  }\n}" as TypedDocument<DeleteCollectionMutation, DeleteCollectionMutationVariables>;
-export const CollectionPageDocument = "query CollectionPage($readableId: String!) {\n  collection(readableId: $readableId) {\n    readableId\n    name\n    status\n    embeddingModelName\n  }\n  sourceConnections(collection: $readableId, limit: 1000) {\n    ...ConnectionFields\n  }\n}\nfragment ConnectionFields on SourceConnection {\n  id\n  name\n  shortName\n  status\n  entityCount\n  errorMessage\n  schedule {\n    cron\n    continuous\n    nextRun\n  }\n  sync {\n    totalRuns\n    successfulRuns\n    failedRuns\n    lastJob {\n      ...JobFields\n    }\n  }\n}\nfragment JobFields on SyncJob {\n  id\n  sourceConnectionId\n  status\n  trigger\n  createdAt\n  startedAt\n  completedAt\n  durationSeconds\n  entitiesInserted\n  entitiesUpdated\n  entitiesDeleted\n  entitiesSkipped\n  entitiesFailed\n  entitiesTotal\n  chunksWritten\n  error\n}" as TypedDocument<CollectionPageQuery, CollectionPageQueryVariables>;
+export const CollectionPageDocument = "query CollectionPage($readableId: String!) {\n  collection(readableId: $readableId) {\n    readableId\n    name\n    status\n    embeddingModelName\n  }\n  sourceConnections(collection: $readableId, limit: 1000) {\n    ...ConnectionFields\n  }\n}\nfragment ConnectionFields on SourceConnection {\n  id\n  name\n  shortName\n  status\n  authMethod\n  entityCount\n  errorMessage\n  schedule {\n    cron\n    continuous\n    nextRun\n  }\n  sync {\n    totalRuns\n    successfulRuns\n    failedRuns\n    lastJob {\n      ...JobFields\n    }\n  }\n}\nfragment JobFields on SyncJob {\n  id\n  sourceConnectionId\n  status\n  trigger\n  createdAt\n  startedAt\n  completedAt\n  durationSeconds\n  entitiesInserted\n  entitiesUpdated\n  entitiesDeleted\n  entitiesSkipped\n  entitiesFailed\n  entitiesTotal\n  chunksWritten\n  error\n}" as TypedDocument<CollectionPageQuery, CollectionPageQueryVariables>;
 export const SyncJobsDocument = "query SyncJobs($sourceConnectionId: ID!) {\n  syncJobs(sourceConnectionId: $sourceConnectionId, limit: 20) {\n    ...JobFields\n  }\n}\nfragment JobFields on SyncJob {\n  id\n  sourceConnectionId\n  status\n  trigger\n  createdAt\n  startedAt\n  completedAt\n  durationSeconds\n  entitiesInserted\n  entitiesUpdated\n  entitiesDeleted\n  entitiesSkipped\n  entitiesFailed\n  entitiesTotal\n  chunksWritten\n  error\n}" as TypedDocument<SyncJobsQuery, SyncJobsQueryVariables>;
-export const SourcesDocument = "query Sources {\n  sources {\n    shortName\n    name\n    description\n    authMethods\n    authFields {\n      fields {\n        ...FieldFields\n      }\n    }\n    configFields {\n      fields {\n        ...FieldFields\n      }\n    }\n  }\n}\nfragment FieldFields on SourceField {\n  name\n  title\n  description\n  type\n  itemsType\n  required\n  isSecret\n  default\n  enumValues\n}" as TypedDocument<SourcesQuery, SourcesQueryVariables>;
-export const CreateConnectionDocument = "mutation CreateConnection($input: SourceConnectionCreateInput!) {\n  createSourceConnection(input: $input) {\n    id\n    sync {\n      lastJob {\n        id\n      }\n    }\n  }\n}" as TypedDocument<CreateConnectionMutation, CreateConnectionMutationVariables>;
+export const SourcesDocument = "query Sources {\n  sources {\n    shortName\n    name\n    description\n    authMethods\n    requiresByoc\n    authFields {\n      fields {\n        ...FieldFields\n      }\n    }\n    configFields {\n      fields {\n        ...FieldFields\n      }\n    }\n  }\n}\nfragment FieldFields on SourceField {\n  name\n  title\n  description\n  type\n  itemsType\n  required\n  isSecret\n  default\n  enumValues\n}" as TypedDocument<SourcesQuery, SourcesQueryVariables>;
+export const CreateConnectionDocument = "mutation CreateConnection($input: SourceConnectionCreateInput!) {\n  createSourceConnection(input: $input) {\n    id\n    auth {\n      authUrl\n    }\n  }\n}" as TypedDocument<CreateConnectionMutation, CreateConnectionMutationVariables>;
+export const AuthorizeConnectionDocument = "mutation AuthorizeConnection($id: ID!, $redirectUrl: String!) {\n  authorizeSourceConnection(id: $id, input: {redirectUrl: $redirectUrl}) {\n    id\n    auth {\n      authUrl\n    }\n  }\n}" as TypedDocument<AuthorizeConnectionMutation, AuthorizeConnectionMutationVariables>;
+export const SkippedItemsDocument = "query SkippedItems($jobId: ID!, $limit: Int!, $offset: Int!) {\n  syncJob(id: $jobId) {\n    id\n    skipped(limit: $limit, offset: $offset) {\n      count\n      listed\n      byReason {\n        reason\n        count\n      }\n      items {\n        entityId\n        reason\n        detail\n      }\n    }\n  }\n}" as TypedDocument<SkippedItemsQuery, SkippedItemsQueryVariables>;
+export const CollectionEntitiesDocument = "query CollectionEntities($readableId: String!, $filter: [FilterGroupInput!], $limit: Int!, $offset: Int!) {\n  collectionEntities(\n    readableId: $readableId\n    filter: $filter\n    limit: $limit\n    offset: $offset\n  ) {\n    total\n    byType {\n      entityType\n      count\n    }\n    bySource {\n      sourceConnectionId\n      sourceName\n      count\n    }\n    items {\n      entityId\n      name\n      entityType\n      sourceConnectionId\n      sourceName\n      breadcrumbs {\n        name\n      }\n      updatedAt\n      syncedAt\n      chunkCount\n    }\n  }\n}" as TypedDocument<CollectionEntitiesQuery, CollectionEntitiesQueryVariables>;
 export const RunSyncDocument = "mutation RunSync($sourceConnectionId: ID!) {\n  runSync(sourceConnectionId: $sourceConnectionId) {\n    ...JobFields\n  }\n}\nfragment JobFields on SyncJob {\n  id\n  sourceConnectionId\n  status\n  trigger\n  createdAt\n  startedAt\n  completedAt\n  durationSeconds\n  entitiesInserted\n  entitiesUpdated\n  entitiesDeleted\n  entitiesSkipped\n  entitiesFailed\n  entitiesTotal\n  chunksWritten\n  error\n}" as TypedDocument<RunSyncMutation, RunSyncMutationVariables>;
 export const CancelSyncDocument = "mutation CancelSync($sourceConnectionId: ID!, $jobId: ID!) {\n  cancelSync(sourceConnectionId: $sourceConnectionId, jobId: $jobId) {\n    ...JobFields\n  }\n}\nfragment JobFields on SyncJob {\n  id\n  sourceConnectionId\n  status\n  trigger\n  createdAt\n  startedAt\n  completedAt\n  durationSeconds\n  entitiesInserted\n  entitiesUpdated\n  entitiesDeleted\n  entitiesSkipped\n  entitiesFailed\n  entitiesTotal\n  chunksWritten\n  error\n}" as TypedDocument<CancelSyncMutation, CancelSyncMutationVariables>;
 export const DeleteConnectionDocument = "mutation DeleteConnection($id: ID!) {\n  deleteSourceConnection(id: $id) {\n    id\n  }\n}" as TypedDocument<DeleteConnectionMutation, DeleteConnectionMutationVariables>;

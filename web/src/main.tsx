@@ -6,11 +6,15 @@ import { CollectionsPage } from './collections-page';
 import { ViewerDocument, type ViewerQuery } from './generated';
 import { SearchPage } from './search-page';
 import { SignIn } from './sign-in';
+import { takeSignInOutcome } from './sign-in-return';
 import { ApiContext } from './ui';
 import { WebhooksPage } from './webhooks-page';
 import './styles.css';
 
-/** Hash routes, so no console path can shadow an API path: #/, #/collections/:id, #/collections/:id/search, #/webhooks. */
+/**
+ * Hash routes, so no console path can shadow an API path: #/, #/collections/:id, #/collections/:id/entities,
+ * #/collections/:id/search, #/webhooks.
+ */
 const readRoute = () => window.location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
 
 function useRoute(): string[] {
@@ -23,8 +27,12 @@ function useRoute(): string[] {
   return route;
 }
 
+// Read once as the page loads (the query is then cleared): a browser sign-in's outcome, shown until dismissed.
+const returnedFromSignIn = takeSignInOutcome();
+
 function App() {
   const [credentials, setCredentials] = useState<Credentials | null>(savedCredentials);
+  const [signInOutcome, setSignInOutcome] = useState(returnedFromSignIn);
   const [viewer, setViewer] = useState<ViewerQuery['viewer'] | null>(null);
   const api = useMemo(() => (credentials ? new Api(credentials) : null), [credentials]);
   const route = useRoute();
@@ -82,7 +90,7 @@ function App() {
         {section === 'collections' && id && sub === 'search' ? (
           <SearchPage readableId={id} />
         ) : section === 'collections' && id ? (
-          <CollectionPage readableId={id} />
+          <CollectionPage readableId={id} tab={sub === 'entities' ? 'entities' : 'connections'} signInOutcome={signInOutcome} onOutcomeSeen={() => setSignInOutcome(null)} />
         ) : section === 'webhooks' ? (
           <WebhooksPage canChange={credentials?.kind === 'bearer' && (viewer?.role === 'admin' || viewer?.role === 'owner')} />
         ) : (

@@ -11,6 +11,7 @@ import { USER_AGENT } from '../../platform/http/web-client.js';
 import type { Connector } from '../connector.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { guardedSourceAgent, networkReason, refusalOf } from '../../platform/http/guarded-agent.js';
+import { readCappedBody } from '../../platform/http/capped-body.js';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
 import { backoffMs, isRateLimited, RequestPacer, serverWaitMs } from './retry-timing.js';
 import type { SourceBytesResponse, SourceHttpClient, SourceJsonResponse, SourceRequestOptions, TokenProvider } from './source-http.js';
@@ -77,22 +78,9 @@ const shown = (url: URL) => `${url.origin}${url.pathname}`;
 const defaultAuthHeaders = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function readCapped(response: Response, maxBytes: number, url: URL): Promise<Buffer> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw new SourceResponseTooLargeError(shown(url), maxBytes);
-  }
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of response.body ?? []) {
-    size += part.length;
-    if (size > maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      throw new SourceResponseTooLargeError(shown(url), maxBytes);
-    }
-    parts.push(Buffer.from(part));
-  }
-  return Buffer.concat(parts);
+  const body = await readCappedBody(response, maxBytes);
+  if (body === null) throw new SourceResponseTooLargeError(shown(url), maxBytes);
+  return body;
 }
 
 /** The start of an error answer, for the message (the rest is dropped unread). */

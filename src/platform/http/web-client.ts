@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { fetch, type Agent, type Response } from 'undici';
 import { bareHost, sourceAddressProblem } from '../../shared/target-guard.js';
+import { readCappedBody } from './capped-body.js';
 import { createGuardedAgent } from './guarded-agent.js';
 
 export const USER_AGENT = 'Catchment';
@@ -82,22 +83,8 @@ function reasonOf(error: unknown, timeoutMs: number): string {
 }
 
 async function readCapped(response: Response, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel();
-    return { body: Buffer.alloc(0), truncated: true };
-  }
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of response.body ?? []) {
-    size += part.length;
-    if (size > maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      return { body: Buffer.alloc(0), truncated: true };
-    }
-    parts.push(Buffer.from(part));
-  }
-  return { body: Buffer.concat(parts), truncated: false };
+  const body = await readCappedBody(response, maxBytes);
+  return body === null ? { body: Buffer.alloc(0), truncated: true } : { body, truncated: false };
 }
 
 /** A pooled keep-alive connection the server had closed: worth one more try on a fresh connection. */

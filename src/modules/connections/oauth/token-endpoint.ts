@@ -3,6 +3,7 @@
  * with the PKCE verifier of RFC 7636 §4.5) and the refresh (§6), through the sources' address guard.
  */
 import { fetch } from 'undici';
+import { readCappedBody } from '../../../platform/http/capped-body.js';
 import { retryAfterMs } from '../../../platform/http/retry-after.js';
 import { z } from 'zod';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
@@ -108,18 +109,9 @@ function parseAnswer(text: string, contentType: string): Record<string, unknown>
   }
 }
 
+/** The answer's text; an answer past MAX_ANSWER_BYTES reads as empty, which no check accepts. */
 async function readCapped(response: Awaited<ReturnType<typeof fetch>>): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const part of response.body ?? []) {
-    size += part.length;
-    if (size > MAX_ANSWER_BYTES) {
-      await response.body?.cancel().catch(() => {});
-      break;
-    }
-    parts.push(Buffer.from(part));
-  }
-  return Buffer.concat(parts).toString('utf8');
+  return (await readCappedBody(response, MAX_ANSWER_BYTES))?.toString('utf8') ?? '';
 }
 
 const retryAfterSeconds = (headers: { get(name: string): string | null }) => {

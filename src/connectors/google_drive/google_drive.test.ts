@@ -227,11 +227,11 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     expect(new Set(fake.requests.map((request) => request.authorization))).toEqual(new Set([`Bearer ${token}`]));
 
     if (googleDrive.auth.kind !== 'oauth2') throw new Error('google_drive signs in with OAuth 2');
-    const spec = { ...googleDrive.auth.oauth, tokenUrl: () => `${fake.url}/token` };
+    const spec = googleDrive.auth.oauth;
     const client = { clientId: fake.clientId, clientSecret: fake.clientSecret };
     const signedIn = await requestTokens({
       spec,
-      config: parsedConfig(googleDrive, config()),
+      config: parsedConfig(googleDrive, config({ oauth_token_url: `${fake.url}/token` })),
       client,
       grant: { type: 'authorization_code', code: fake.issueAuthorizationCode('verifier-verifier-verifier-verifier-1234', 'https://catchment.test/callback'), redirectUri: 'https://catchment.test/callback', codeVerifier: 'verifier-verifier-verifier-verifier-1234' },
       allowPrivateNetworks: true,
@@ -242,7 +242,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     const tokens: TokenProvider = {
       accessToken: async () => current,
       refreshAfterRejection: async () => {
-        current = (await requestTokens({ spec, config: parsedConfig(googleDrive, config()), client, grant: { type: 'refresh_token', refreshToken: signedIn.refreshToken! }, allowPrivateNetworks: true })).accessToken;
+        current = (await requestTokens({ spec, config: parsedConfig(googleDrive, config({ oauth_token_url: `${fake.url}/token` })), client, grant: { type: 'refresh_token', refreshToken: signedIn.refreshToken! }, allowPrivateNetworks: true })).accessToken;
         return current;
       },
     };
@@ -282,9 +282,15 @@ describe("google_drive source, against a local server speaking Google's Drive AP
       ['drive_id', 'string', false],
       ['max_file_bytes', 'integer', false],
       ['page_size', 'integer', false],
+      ['oauth_authorize_url', 'string', false],
+      ['oauth_token_url', 'string', false],
     ]);
     if (googleDrive.auth.kind !== 'oauth2') throw new Error('google_drive signs in with OAuth 2');
     expect(describeSchema(googleDrive.auth.pasted!.credentials).fields).toEqual([expect.objectContaining({ name: 'access_token', isSecret: true, required: true })]);
+    // Google's OAuth endpoints unless config names others (a proxy, a test server).
+    const defaults = parsedConfig(googleDrive, {});
+    expect([googleDrive.auth.oauth.authorizeUrl(defaults), googleDrive.auth.oauth.tokenUrl(defaults)]).toEqual(['https://accounts.google.com/o/oauth2/v2/auth', 'https://oauth2.googleapis.com/token']);
+    expect(googleDrive.auth.oauth.tokenUrl(parsedConfig(googleDrive, { oauth_token_url: `${fake.url}/token/` }))).toBe(`${fake.url}/token`);
     expect(googleDrive.credentialTargets(parsedConfig(googleDrive, {}), null)).toEqual(['https://www.googleapis.com']);
   });
 });

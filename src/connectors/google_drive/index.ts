@@ -18,8 +18,8 @@ const connector: Connector<DriveConfig, PastedToken, DriveCursor> = {
   auth: {
     kind: 'oauth2',
     oauth: {
-      authorizeUrl: () => 'https://accounts.google.com/o/oauth2/v2/auth',
-      tokenUrl: () => 'https://oauth2.googleapis.com/token',
+      authorizeUrl: (config) => config.oauth_authorize_url,
+      tokenUrl: (config) => config.oauth_token_url,
       scopes: ['https://www.googleapis.com/auth/drive.readonly'],
       pkce: true,
       // Access tokens last an hour; the refresh token stays valid (Google returns it only with access_type=offline).

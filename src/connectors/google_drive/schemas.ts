@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { httpBaseUrl, nonBlankString } from '../contract/schemas.js';
 
-/** What a Google Drive connection reads, and from where. */
+// developers.google.com/identity/protocols/oauth2/web-server: Google's OAuth 2 endpoints for web server apps.
+const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com/o/oauth2/v2/auth';
+const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+
+/**
+ * What a Google Drive connection reads, and from where. The OAuth endpoints are config like the API's
+ * origin (Google's by default), so the same code signs in against a proxy or a local test server.
+ */
 export const DriveConfig = z
   .strictObject({
     api_url: httpBaseUrl('https://www.googleapis.com')
@@ -22,6 +29,12 @@ export const DriveConfig = z
       .default(20 * 1024 * 1024)
       .meta({ title: 'Largest file read (bytes)', description: 'Larger files are skipped. Google exports Docs, Sheets and Slides up to 10 MB.' }),
     page_size: z.int().min(1).max(1000).default(100).meta({ title: 'Page size', description: 'Items asked for per request of a listing (Google allows up to 1000).' }),
+    oauth_authorize_url: httpBaseUrl(GOOGLE_AUTHORIZE_URL)
+      .default(GOOGLE_AUTHORIZE_URL)
+      .meta({ title: 'OAuth authorization endpoint', description: `Where a browser sign-in is sent (${GOOGLE_AUTHORIZE_URL}); another only for a proxy or a test server.` }),
+    oauth_token_url: httpBaseUrl(GOOGLE_TOKEN_URL)
+      .default(GOOGLE_TOKEN_URL)
+      .meta({ title: 'OAuth token endpoint', description: `Where codes are exchanged and tokens refreshed (${GOOGLE_TOKEN_URL}); another only for a proxy or a test server.` }),
   })
   .superRefine((config, context) => {
     if (config.corpora === 'drive' && !config.drive_id) context.addIssue({ code: 'custom', path: ['drive_id'], message: 'Field required when corpora is "drive"', params: { type: 'missing' } });

@@ -154,9 +154,20 @@ export class FakeGoogleDrive {
 
   /** What the consent screen hands the redirect: a code bound to the PKCE challenge and redirect URI. */
   issueAuthorizationCode(codeVerifier: string, redirectUri: string): string {
+    return this.approve(createHash('sha256').update(codeVerifier).digest('base64url'), redirectUri);
+  }
+
+  /** The user consenting on the screen an authorization request opened: a code for its S256 challenge and redirect URI. */
+  approve(codeChallenge: string, redirectUri: string): string {
     const code = `4/${randomBytes(8).toString('hex')}`;
-    this.codes.set(code, { challenge: createHash('sha256').update(codeVerifier).digest('base64url'), redirectUri });
+    this.codes.set(code, { challenge: codeChallenge, redirectUri });
     return code;
+  }
+
+  /** The user removes the app's access (myaccount.google.com/permissions): every token it holds stops working. */
+  revokeAccess(): void {
+    this.accessTokens.clear();
+    this.refreshTokens.clear();
   }
 
   /** `times` requests whose path matches (after `after` of them) answer an error (Google's body) instead. */

@@ -49,7 +49,7 @@ for (const threads of [0, 1]) {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
-    const embedder = await WordVectorEmbedder.open({ cacheDir, threads });
+    const embedder = await WordVectorEmbedder.open({ cacheDir, threads, preload: true });
     times.push(performance.now() - t0);
     await embedder.close();
   }

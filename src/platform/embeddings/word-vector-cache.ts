@@ -27,7 +27,7 @@
  * to rename identical files.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { endianness } from 'node:os';
 import path from 'node:path';
@@ -88,21 +88,30 @@ export interface LoadedCache {
   sourceBytes: number;
 }
 
+/** What a cache file's header says: its layout (without the bytes) and the size of the JSON it was built from. */
+export interface CacheHeader {
+  layout: Omit<ModelLayout, 'buffer'>;
+  sourceBytes: number;
+}
+
+/**
+ * Checks a cache file's header against its size without reading the model; `undefined` when it is
+ * missing. Throws `CacheInvalidError` when it is not a complete cache of this format.
+ */
+export async function readCacheHeader(file: string): Promise<CacheHeader | undefined> {
+  return withCacheFile(file, async (handle, size) => {
+    const header = Buffer.alloc(HEADER_BYTES);
+    await handle.read(header, 0, HEADER_BYTES, 0);
+    return { layout: parseHeader(header, size), sourceBytes: header.readDoubleLE(56) };
+  });
+}
+
 /**
  * Reads a cache file; `undefined` when it is missing. Throws `CacheInvalidError` when it is not a
  * complete cache of this format (the caller rebuilds it).
  */
 export async function readCache(file: string): Promise<LoadedCache | undefined> {
-  assertLittleEndian();
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    const size = (await handle.stat()).size;
+  return withCacheFile(file, async (handle, size) => {
     const header = Buffer.alloc(HEADER_BYTES);
     await handle.read(header, 0, HEADER_BYTES, 0);
     const layout = parseHeader(header, size);
@@ -114,6 +123,20 @@ export async function readCache(file: string): Promise<LoadedCache | undefined> 
       position += bytesRead;
     }
     return { layout: { ...layout, buffer }, sourceBytes: header.readDoubleLE(56) };
+  });
+}
+
+async function withCacheFile<T>(file: string, read: (handle: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
+  assertLittleEndian();
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    return await read(handle, (await handle.stat()).size);
   } finally {
     await handle.close();
   }

@@ -3,7 +3,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
 import type { Embedder } from './embedder.js';
-import { CacheInvalidError, CACHE_FILE_NAME, convertWinkJson, readCache, resolveWinkJson, sourceSize, type ConversionStats, type LoadedCache } from './word-vector-cache.js';
+import { CacheInvalidError, CACHE_FILE_NAME, convertWinkJson, readCache, readCacheHeader, resolveWinkJson, sourceSize, type CacheHeader, type ConversionStats } from './word-vector-cache.js';
 import { BUILTIN_MODEL_NAME, CORE_MODULE_URL, WordVectorModel, workerInit, type ModelLayout, type WorkerReply } from './word-vector-core.js';
 
 export { tokenize } from './word-vector-core.js';
@@ -22,6 +22,8 @@ export interface WordVectorEmbedderOptions {
   batchChars?: number;
   /** Convert from this file instead of the wink package's JSON (tests use small fixtures). */
   source?: string;
+  /** Read the model and start the threads in `open` instead of on the first `embed` (benchmarks timing the load). */
+  preload?: boolean;
 }
 
 const DEFAULT_BATCH_CHARS = 64 * 1024;
@@ -38,52 +40,70 @@ const conversions = new Map<string, Promise<ConversionStats>>();
  * character-trigram vector of their own, so texts sharing such a term are closer; a text with no word
  * at all gets the trigram vector of its whole text (see `hashedVector`), distinct and deterministic.
  *
- * The package's 307 MB JSON is converted once, streaming, into a binary cache in `cacheDir`; later
- * opens read that file (vocabulary + Float32 matrix) straight into a SharedArrayBuffer.
+ * The package's 307 MB JSON is converted once, streaming, into a binary cache in `cacheDir`; `open`
+ * makes sure that cache exists, and the first `embed` reads it (vocabulary + Float32 matrix, ~140 MB)
+ * straight into a SharedArrayBuffer and starts the worker threads. So a process that has not embedded
+ * yet (an idle server, an API answering keyword searches) holds neither the matrix nor the threads.
  */
 export class WordVectorEmbedder implements Embedder {
   readonly modelName = BUILTIN_MODEL_NAME;
   readonly dimensions: number;
-  private readonly layout: ModelLayout;
-  private readonly pool: WorkerPool | undefined;
   private readonly batchChars: number;
   private readonly logger: Logger | undefined;
+  private loading: Promise<LoadedModel> | undefined;
   private inline: WordVectorModel | undefined;
   private closed = false;
 
-  private constructor(layout: ModelLayout, pool: WorkerPool | undefined, options: WordVectorEmbedderOptions) {
-    this.layout = layout;
-    this.dimensions = layout.dimensions;
-    this.pool = pool;
+  private constructor(
+    private readonly cacheFile: string,
+    dimensions: number,
+    private readonly options: WordVectorEmbedderOptions,
+  ) {
+    this.dimensions = dimensions;
     this.batchChars = options.batchChars ?? DEFAULT_BATCH_CHARS;
     this.logger = options.logger;
-    if (!pool) this.inline = new WordVectorModel(layout);
   }
 
   static async open(options: WordVectorEmbedderOptions): Promise<WordVectorEmbedder> {
+    const { file, header } = await ensureCache(options);
+    const embedder = new WordVectorEmbedder(file, header.layout.dimensions, options);
+    if (options.preload) await embedder.model();
+    return embedder;
+  }
+
+  /** The model's bytes and worker threads, loaded once by the first caller; a failed load is tried again by the next. */
+  private model(): Promise<LoadedModel> {
+    this.loading ??= this.load().catch((error: unknown) => {
+      this.loading = undefined;
+      throw error;
+    });
+    return this.loading;
+  }
+
+  private async load(): Promise<LoadedModel> {
     const started = performance.now();
-    const loaded = await loadOrBuildCache(options);
-    const threads = options.threads ?? 1;
+    const loaded = await readCache(this.cacheFile);
+    if (!loaded) throw new Error(`The word-vector cache ${this.cacheFile} disappeared; restart to build it again`);
+    const threads = this.options.threads ?? 1;
     let pool: WorkerPool | undefined;
-    if (threads > 0) {
+    if (threads > 0 && !this.closed) {
       try {
-        pool = await WorkerPool.start(loaded.layout, threads, options.logger);
+        pool = await WorkerPool.start(loaded.layout, threads, this.logger);
       } catch (error) {
         // E.g. a Node without type stripping running the .ts sources without a loader.
-        options.logger?.warn({ err: error }, 'word vectors: worker threads unavailable, embedding on the calling thread');
+        this.logger?.warn({ err: error }, 'word vectors: worker threads unavailable, embedding on the calling thread');
       }
     }
-    const embedder = new WordVectorEmbedder(loaded.layout, pool, options);
-    options.logger?.info(
-      { words: loaded.layout.count, threads: pool ? threads : 0, ms: Math.round(performance.now() - started) },
-      'word vectors: model loaded',
-    );
-    return embedder;
+    if (this.closed) await pool?.close(); // closed while loading: nothing may outlive close()
+    this.logger?.info({ words: loaded.layout.count, threads: pool ? threads : 0, ms: Math.round(performance.now() - started) }, 'word vectors: model loaded');
+    return { layout: loaded.layout, pool };
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.closed) throw new Error('The word-vector embedder is closed');
     signal?.throwIfAborted();
+    const { layout, pool } = await this.model();
+    if (this.closed) throw new Error('The word-vector embedder is closed');
     const batches = splitBatches(texts, this.batchChars);
     const vectors = new Array<Float32Array>(texts.length);
     const place = (batch: Batch, block: Float32Array) => {
@@ -92,13 +112,13 @@ export class WordVectorEmbedder implements Embedder {
         vectors[i] = block.slice(offset, offset + this.dimensions);
       }
     };
-    if (this.pool?.alive) await this.embedOnPool(this.pool, texts, batches, place, signal);
-    else await this.embedInline(texts, batches, place, signal);
+    if (pool?.alive) await this.embedOnPool(pool, layout, texts, batches, place, signal);
+    else await this.embedInline(layout, texts, batches, place, signal);
     return vectors;
   }
 
-  private async embedInline(texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal) {
-    const model = (this.inline ??= new WordVectorModel(this.layout));
+  private async embedInline(layout: ModelLayout, texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal) {
+    const model = this.inlineModel(layout);
     for (let b = 0; b < batches.length; b++) {
       if (b > 0) await yieldToEventLoop(); // let requests, heartbeats and timers run between batches
       signal?.throwIfAborted();
@@ -109,7 +129,7 @@ export class WordVectorEmbedder implements Embedder {
   }
 
   /** Up to two batches in flight per worker, so a worker never waits for the next one. */
-  private embedOnPool(pool: WorkerPool, texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal): Promise<void> {
+  private embedOnPool(pool: WorkerPool, layout: ModelLayout, texts: string[], batches: Batch[], place: (batch: Batch, block: Float32Array) => void, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let next = 0;
       let inFlight = 0;
@@ -129,7 +149,7 @@ export class WordVectorEmbedder implements Embedder {
           if (signal?.aborted) return settle(signal.reason);
           const batch = batches[next++]!;
           inFlight++;
-          pool.run(texts.slice(batch.start, batch.end), () => this.fallbackModel()).then(
+          pool.run(texts.slice(batch.start, batch.end), () => this.inlineModel(layout)).then(
             (block) => {
               if (settled) return;
               place(batch, block);
@@ -145,15 +165,16 @@ export class WordVectorEmbedder implements Embedder {
     });
   }
 
-  /** Used when a worker dies: its batches are redone here (embedding is pure, so that is safe). */
-  private fallbackModel(): WordVectorModel {
-    return (this.inline ??= new WordVectorModel(this.layout));
+  /** Without threads, or when a worker dies: its batches are redone here (embedding is pure, so that is safe). */
+  private inlineModel(layout: ModelLayout): WordVectorModel {
+    return (this.inline ??= new WordVectorModel(layout));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool?.close();
+    const loaded = await this.loading?.catch(() => undefined);
+    await loaded?.pool?.close();
     this.logger?.debug('word vectors: closed');
   }
 }
@@ -179,8 +200,13 @@ function splitBatches(texts: string[], batchChars: number): Batch[] {
   return batches;
 }
 
-/** Reads the cache, converting the package JSON first when the cache is missing, invalid or stale. */
-async function loadOrBuildCache(options: WordVectorEmbedderOptions): Promise<LoadedCache> {
+interface LoadedModel {
+  layout: ModelLayout;
+  pool: WorkerPool | undefined;
+}
+
+/** Checks the cache's header, converting the package JSON first when the cache is missing, invalid or stale. */
+async function ensureCache(options: WordVectorEmbedderOptions): Promise<{ file: string; header: CacheHeader }> {
   const file = path.join(options.cacheDir, CACHE_FILE_NAME);
   let source: string | undefined = options.source;
   if (!source) {
@@ -194,9 +220,9 @@ async function loadOrBuildCache(options: WordVectorEmbedderOptions): Promise<Loa
   for (let attempt = 0; ; attempt++) {
     let reason: string;
     try {
-      const loaded = await readCache(file);
-      if (loaded && (expectedSourceBytes === undefined || loaded.sourceBytes === expectedSourceBytes || attempt > 0)) return loaded;
-      reason = loaded ? 'built from a different source file' : 'missing';
+      const header = await readCacheHeader(file);
+      if (header && (expectedSourceBytes === undefined || header.sourceBytes === expectedSourceBytes || attempt > 0)) return { file, header };
+      reason = header ? 'built from a different source file' : 'missing';
     } catch (error) {
       if (!(error instanceof CacheInvalidError) || attempt > 0) throw error;
       reason = error.message;

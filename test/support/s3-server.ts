@@ -48,8 +48,11 @@ export class TestS3Server {
   /** Access key id → secret access key. */
   readonly keys = new Map<string, string>();
   readonly requests: RecordedRequest[] = [];
-  /** Answers given instead of the next requests, in order (e.g. a 503 SlowDown with Retry-After). */
-  readonly interruptions: { status: number; code: string; retryAfter?: string }[] = [];
+  /**
+   * Answers given instead of the next requests, in order (e.g. a 503 SlowDown with Retry-After); one
+   * with a `path` answers only the next request to that path (e.g. 403 InvalidObjectState for one object).
+   */
+  readonly interruptions: { status: number; code: string; retryAfter?: string; path?: string; message?: string }[] = [];
   /** Most keys a listing page holds, whatever max-keys asks (S3 may return fewer keys than asked). */
   pageSize = 1000;
   private server: Server | null = null;
@@ -89,8 +92,9 @@ export class TestS3Server {
       headers: { 'content-type': 'application/xml', ...headers },
       body: `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message><Resource>${escapeXml(url.pathname)}</Resource><RequestId>4442587FB7D0A2F9</RequestId></Error>`,
     });
-    const interruption = this.interruptions.shift();
-    if (interruption) return error(interruption.status, interruption.code, 'Please reduce your request rate.', interruption.retryAfter ? { 'retry-after': interruption.retryAfter } : {});
+    const next = this.interruptions.findIndex((interruption) => interruption.path === undefined || interruption.path === url.pathname);
+    const [interruption] = next >= 0 ? this.interruptions.splice(next, 1) : [];
+    if (interruption) return error(interruption.status, interruption.code, interruption.message ?? 'Please reduce your request rate.', interruption.retryAfter ? { 'retry-after': interruption.retryAfter } : {});
 
     const refusal = this.authenticate(request, payload);
     if (refusal) return error(403, refusal.code, refusal.message);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../../platform/logger.js';
-import { SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
+import { SourceConfigError, type Breadcrumb, type Connector, type SkippedItem, type SourceEntity, type SourceItem, type SyncContext } from '../connector.js';
 import { nonBlankString } from '../contract/schemas.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import type { WebClient } from '../../platform/http/web-client.js';
@@ -16,7 +16,9 @@ import type { SigningKeys } from '../../platform/object-storage/sigv4.js';
  *
  * Each run lists the whole prefix (ListObjectsV2) and is `complete`, so objects gone from the bucket
  * are removed. An object whose ETag and Last-Modified are those of the previous run is a keep
- * marker and is not downloaded again.
+ * marker and is not downloaded again. Objects left out are reported (SyncContext.reportSkipped) by
+ * key, in the words `local_folder` uses for the same causes; objects without a type (no extension,
+ * `binary/octet-stream`) are read when their content is text.
  */
 
 const DEFAULT_REGION = 'us-east-1';
@@ -54,8 +56,11 @@ const credentials = z.strictObject({
 
 type BucketCredentials = z.infer<typeof credentials>;
 
-/** What the last successful run saw of an object. `indexed` is false for objects read but without text. */
-const objectState = z.object({ etag: z.string(), lastModified: z.string(), indexed: z.boolean() });
+/**
+ * What the last successful run saw of an object. `indexed` is false for objects read but without
+ * text; `skipped` then says why, reported again while the object is unchanged.
+ */
+const objectState = z.object({ etag: z.string(), lastModified: z.string(), indexed: z.boolean(), skipped: z.string().optional() });
 
 const cursor = z.object({
   version: z.literal(1),
@@ -110,15 +115,17 @@ function usableCursor(previous: BucketCursor | null, listing: string): BucketCur
   return previous && previous.extraction === EXTRACTION_VERSION && previous.listing === listing ? previous : null;
 }
 
-/** Why an object is not read, or null when it is a candidate. */
-function skipReason(object: ListedObject, config: BucketConfig): string | null {
-  if (object.key.endsWith('/')) return 'folder marker (an empty object named like a folder)';
+/** Why a listed object is not read, or null when it is a candidate. */
+function skipReason(object: ListedObject, config: BucketConfig): Omit<SkippedItem, 'entityId'> | null {
   // A URL cannot carry these segments unchanged: the client would resolve them to another key.
-  if (object.key.split('/').some((segment) => segment === '.' || segment === '..')) return 'key with "." or ".." segments';
-  if (!isSupported(path.posix.basename(object.key))) return 'unsupported file type';
-  if (object.size > config.max_object_bytes) return 'larger than max_object_bytes';
+  if (object.key.split('/').some((segment) => segment === '.' || segment === '..')) return { reason: 'key with "." or ".." segments' };
+  if (!isSupported(path.posix.basename(object.key))) return { reason: 'unsupported file type' };
+  if (object.size > config.max_object_bytes) return { reason: 'larger than max_object_bytes', detail: `${object.size} bytes` };
   return null;
 }
+
+/** S3's types for "no type given" (`binary/octet-stream` is its default on upload): the content decides, as for a local file. */
+const UNTYPED = /^(application|binary)\/octet-stream$/i;
 
 const connector: Connector<BucketConfig, BucketCredentials, BucketCursor> = {
   shortName: 's3',
@@ -154,12 +161,12 @@ const connector: Connector<BucketConfig, BucketCredentials, BucketCursor> = {
     }
   },
 
-  sync({ config: settings, credentials: keys, cursor: previous, signal, logger, expectTotal }, environment) {
+  sync({ config: settings, credentials: keys, cursor: previous, signal, logger, expectTotal, reportSkipped }, environment) {
     const next: BucketCursor = { version: 1, extraction: EXTRACTION_VERSION, listing: '', objects: {}, folders: [] };
     return {
       complete: true,
       nextCursor: () => next,
-      items: readBucket(settings, keys, previous, next, { webClient: environment.webClient, signal, logger }, expectTotal),
+      items: readBucket(settings, keys, previous, next, { webClient: environment.webClient, signal, logger }, { expectTotal, reportSkipped }),
     };
   },
 };
@@ -170,7 +177,7 @@ async function* readBucket(
   cursor: BucketCursor | null,
   next: BucketCursor,
   context: { webClient: WebClient; signal: AbortSignal; logger: Logger },
-  expectTotal?: (total: number) => void,
+  { expectTotal, reportSkipped }: Pick<SyncContext, 'expectTotal' | 'reportSkipped'>,
 ): AsyncGenerator<SourceItem> {
   const { signal, logger } = context;
   const { target, client } = clientFor(config, credentials, context);
@@ -181,12 +188,19 @@ async function* readBucket(
   // The whole listing first: it gives the run's total and a complete run must see every key anyway.
   const candidates: ListedObject[] = [];
   const skipped = new Map<string, number>();
+  const skip = (key: string, { reason, detail }: Omit<SkippedItem, 'entityId'>) => {
+    skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+    logger.debug({ source: 's3', key, reason, detail }, 's3: object skipped');
+    reportSkipped?.({ entityId: key, reason, ...(detail ? { detail } : {}) });
+  };
   let token: string | null = null;
   do {
     const page = await client.listPage(config.prefix, token);
     for (const object of page.objects) {
+      // Folder markers (empty objects named like a folder, as consoles create them) hold nothing to leave out.
+      if (object.key.endsWith('/')) continue;
       const reason = skipReason(object, config);
-      if (reason) skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      if (reason) skip(object.key, reason);
       else candidates.push(object);
     }
     token = page.nextContinuationToken;
@@ -224,25 +238,45 @@ async function* readBucket(
         yield* ancestors(crumbs);
         yielded.add(object.key);
         yield { keep: object.key };
-      }
+      } else skip(object.key, { reason: before.skipped ?? 'binary content or no text' });
       continue;
     }
     const read = await client.getObject(object.key, config.max_object_bytes);
-    if (!read) continue; // deleted, or grown past max_object_bytes, since the listing
+    if ('unread' in read) {
+      if (read.unread === 'unreadable' && before?.indexed) {
+        // Refused for now (an archived storage class…): the last copy stands until the object changes again.
+        next.objects[object.key] = before;
+        yield* ancestors(crumbs);
+        yielded.add(object.key);
+        yield { keep: object.key };
+      } else skip(object.key, { reason: read.unread, detail: read.detail });
+      continue;
+    }
     const name = path.posix.basename(object.key);
-    const mimeType = read.contentType.split(';')[0]!.trim() || undefined;
-    let extracted: Awaited<ReturnType<typeof extractText>> = null;
+    const contentType = read.contentType.split(';')[0]!.trim();
+    const mimeType = contentType && !UNTYPED.test(contentType) ? contentType : undefined;
+    const notIndexed = (reason: Omit<SkippedItem, 'entityId'>) => {
+      next.objects[object.key] = { etag: object.etag, lastModified: object.lastModified, indexed: false, skipped: reason.reason };
+      skip(object.key, reason);
+    };
+    // A name that says nothing, served as a type extraction does not read (application/zip…).
+    if (!isSupported(name, mimeType)) {
+      notIndexed({ reason: 'unsupported file type', detail: contentType });
+      continue;
+    }
+    let extracted: Awaited<ReturnType<typeof extractText>>;
     try {
       extracted = await extractText({ name, bytes: read.bytes, ...(mimeType ? { mimeType } : {}) });
     } catch (error) {
-      logger.debug({ source: 's3', key: object.key, err: error }, 's3: text extraction failed');
-    }
-    signal.throwIfAborted();
-    next.objects[object.key] = { etag: object.etag, lastModified: object.lastModified, indexed: extracted !== null };
-    if (!extracted) {
-      skipped.set('binary content or no text', (skipped.get('binary content or no text') ?? 0) + 1);
+      notIndexed({ reason: 'text extraction failed', detail: error instanceof Error ? error.message : String(error) });
       continue;
     }
+    signal.throwIfAborted();
+    if (!extracted?.text.trim()) {
+      notIndexed({ reason: 'binary content or no text' });
+      continue;
+    }
+    next.objects[object.key] = { etag: object.etag, lastModified: object.lastModified, indexed: true };
     yield* ancestors(crumbs);
     yielded.add(object.key);
     const modified = new Date(object.lastModified);

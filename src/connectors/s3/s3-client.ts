@@ -31,6 +31,12 @@ export interface ListedObject {
   size: number;
 }
 
+/** Why an object listed a moment ago cannot be read, in the words its skip is reported with. */
+export interface UnreadObject {
+  unread: 'gone' | 'larger than max_object_bytes' | 'unreadable';
+  detail: string;
+}
+
 export interface ListPage {
   objects: ListedObject[];
   /** Present while the listing is truncated. */
@@ -92,13 +98,18 @@ export class S3Client {
     return { objects, nextContinuationToken: truncated && result.NextContinuationToken ? String(result.NextContinuationToken) : null };
   }
 
-  /** The object's bytes and content type, or null when it is gone since it was listed or has grown past `maxBytes`. */
-  async getObject(key: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string } | null> {
+  /** The object's bytes and content type, or why it cannot be read (the run goes on without it). */
+  async getObject(key: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string } | UnreadObject> {
     try {
       const { body, contentType } = await this.send(this.objectUrl(key), 'read an object', maxBytes);
       return { bytes: body, contentType };
     } catch (error) {
-      if (error instanceof S3RequestError && (error.code === 'NoSuchKey' || error.code === TOO_LARGE)) return null;
+      if (!(error instanceof S3RequestError)) throw error;
+      if (error.code === 'NoSuchKey') return { unread: 'gone', detail: 'deleted since it was listed' };
+      if (error.code === TOO_LARGE) return { unread: 'larger than max_object_bytes', detail: `more than ${maxBytes} bytes` };
+      // A refusal of this object alone (InvalidObjectState for an archived storage class, say): the
+      // others are still read. Codes that are retried concern every request, so they fail the run.
+      if (error.status >= 400 && error.status < 500 && error.status !== 429 && !RETRYABLE_CODES.has(error.code)) return { unread: 'unreadable', detail: error.message };
       throw error;
     }
   }

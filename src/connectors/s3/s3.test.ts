@@ -106,6 +106,73 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
     expect(s3.requests.every((request) => request.status === 200)).toBe(true);
   });
 
+  test('reports what it leaves out (type, size, binary, failed extraction, refused, gone), reads extensionless text by its content, and reports unchanged skips again', async () => {
+    const pdf = Buffer.from('%PDF-1.7\n1 0 obj <<>> garbage without any page tree\n%%EOF');
+    s3.put('knowledge', 'docs/', '', 'application/x-directory'); // a folder marker, as consoles create: nothing left out
+    s3.put('knowledge', 'docs/big.md', 'x'.repeat(5000), 'text/markdown');
+    s3.put('knowledge', 'bin/tool', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 1, 2, 0, 0]), 'binary/octet-stream');
+    s3.put('knowledge', 'exports/data', Buffer.from('PK\u0003\u0004 zipped'), 'application/zip');
+    s3.put('knowledge', 'docs/broken.pdf', pdf, 'application/pdf');
+    s3.put('knowledge', 'archive/old.md', 'Archived to Glacier.', 'text/markdown');
+    s3.put('knowledge', 'docs/moved.md', 'Moved away while the run read others.', 'text/markdown');
+    s3.put('knowledge', 'debian/README.Debian', 'Notes for Debian packagers of the telescope driver.', 'binary/octet-stream');
+    s3.put('knowledge', 'debian/copyright', 'Copyright 2025 The Observatory. Licensed under the MIT licence.');
+    s3.put('knowledge', 'scripts/deploy', '#!/bin/sh\necho "deploying the dome controller"\n', 'binary/octet-stream');
+    s3.interruptions.push(
+      { status: 403, code: 'InvalidObjectState', path: '/knowledge/archive/old.md', message: "The operation is not valid for the object's storage class" },
+      { status: 404, code: 'NoSuchKey', path: '/knowledge/docs/moved.md', message: 'The specified key does not exist.' },
+    );
+    const bySkippedId = (items: { entityId: string }[]) => [...items].sort((a, b) => (a.entityId < b.entityId ? -1 : 1));
+    const run = await collectRun(connector, { config: { ...config(), max_object_bytes: 4096 }, credentials });
+
+    expect(run.ids).toEqual(expect.arrayContaining(['debian/README.Debian', 'debian/copyright', 'scripts/deploy']));
+    expect(run.byId.get('scripts/deploy')).toMatchObject({ language: 'bash', text: expect.stringContaining('dome controller') });
+    expect(run.byId.get('debian/README.Debian')!.text).toContain('Debian packagers');
+    expect(bySkippedId(run.skipped)).toEqual([
+      { entityId: 'archive/old.md', reason: 'unreadable', detail: expect.stringContaining('InvalidObjectState') },
+      { entityId: 'bin/tool', reason: 'binary content or no text' },
+      { entityId: 'docs/big.md', reason: 'larger than max_object_bytes', detail: '5000 bytes' },
+      { entityId: 'docs/broken.pdf', reason: 'text extraction failed', detail: expect.any(String) },
+      { entityId: 'docs/moved.md', reason: 'gone', detail: 'deleted since it was listed' },
+      { entityId: 'exports/data', reason: 'unsupported file type', detail: 'application/zip' },
+      { entityId: 'images/cat.png', reason: 'unsupported file type' },
+    ]);
+    expect(gets()).not.toContain('/knowledge/images/cat.png');
+    expect(gets()).not.toContain('/knowledge/docs/big.md');
+
+    // Unchanged objects found without text are not downloaded again and stay reported, for the same reason.
+    s3.requests.length = 0;
+    s3.buckets.get('knowledge')!.delete('docs/moved.md');
+    const second = await collectRun(connector, { config: { ...config(), max_object_bytes: 4096 }, credentials, cursor: run.cursor });
+    expect(second.ids).toEqual(['archive/', 'archive/old.md']);
+    expect(gets()).toEqual(['/knowledge/archive/old.md']);
+    expect(bySkippedId(second.skipped)).toEqual([
+      { entityId: 'bin/tool', reason: 'binary content or no text' },
+      { entityId: 'docs/big.md', reason: 'larger than max_object_bytes', detail: '5000 bytes' },
+      { entityId: 'docs/broken.pdf', reason: 'text extraction failed' },
+      { entityId: 'exports/data', reason: 'unsupported file type' },
+      { entityId: 'images/cat.png', reason: 'unsupported file type' },
+    ]);
+  });
+
+  test('an object refused for now keeps its last copy; one gone since the listing is reported and removed', async () => {
+    const first = await sync();
+    s3.put('knowledge', 'docs/guide.md', '# Guide\n\nRewritten, then archived.', 'text/markdown', new Date('2025-03-01T00:00:00Z'));
+    s3.put('knowledge', 'readme.md', '# Readme\n\nRewritten, then deleted.', 'text/markdown', new Date('2025-03-01T00:00:00Z'));
+    s3.interruptions.push(
+      { status: 403, code: 'InvalidObjectState', path: '/knowledge/docs/guide.md', message: "The operation is not valid for the object's storage class" },
+      { status: 404, code: 'NoSuchKey', path: '/knowledge/readme.md' },
+    );
+    const second = await sync(first.cursor);
+    expect(second.keeps).toEqual(['docs/', 'docs/guide.md', 'docs/notes/', 'docs/notes/plan.txt']);
+    expect(second.deletes).toEqual(['readme.md']);
+    // In the order found: the listing's, then the reads'.
+    expect(second.skipped).toEqual([{ entityId: 'images/cat.png', reason: 'unsupported file type' }, { entityId: 'readme.md', reason: 'gone', detail: 'deleted since it was listed' }]);
+    // The kept copy is read again on the next run.
+    const third = await sync(second.cursor);
+    expect(third.byId.get('docs/guide.md')!.text).toContain('Rewritten, then archived.');
+  });
+
   test('a 503 SlowDown is retried after the Retry-After it names', async () => {
     s3.interruptions.push({ status: 503, code: 'SlowDown', retryAfter: '1' });
     const run = await sync();
@@ -208,8 +275,9 @@ describe('s3 source through the REST API, against a local HTTP server speaking t
     s3.put('knowledge', 'docs/guide.md', '# Guide\n\nCalibrate the telescope and cool the camera.', 'text/markdown', new Date('2025-02-01T00:00:00Z'));
     s3.put('knowledge', 'docs/new.md', 'Spectrograph arrives in May.', 'text/markdown');
     s3.buckets.get('knowledge')!.delete('readme.md');
-    expect(await run(id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 1, entities_updated: 1, entities_deleted: 1, entities_skipped: 3 });
-    expect(await run(id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 0, entities_updated: 0, entities_deleted: 0, entities_skipped: 5 });
+    expect(await run(id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 1, entities_updated: 1, entities_deleted: 1, entities_skipped: 4 });
+    // The five unchanged entities, and the image left out as of an unsupported file type.
+    expect(await run(id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 0, entities_updated: 0, entities_deleted: 0, entities_skipped: 6 });
 
     s3.keys.set(KEY_ID, 'rotated-secret-the-connection-does-not-have');
     const failed = await run(id);

@@ -3,8 +3,8 @@ import robotsParserModule from 'robots-parser';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Logger } from '../../platform/logger.js';
-import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
-import { EXTRACTION_VERSION, extractText } from '../text-extraction/extract-text.js';
+import { httpOrigins, SourceConfigError, type Breadcrumb, type Connector, type SkippedItem, type SourceEntity, type SourceItem } from '../connector.js';
+import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
 import { outlinePage } from './html-page.js';
 import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type FetchedResource, type FetchOptions } from '../../platform/http/web-client.js';
 
@@ -20,7 +20,9 @@ import { FetchFailedError, fetchResource, normalizeUrl, USER_AGENT, type Fetched
  * keep marker and the links remembered in the cursor keep the crawl going. Runs are `complete`:
  * pages no longer reached, or answering 404/410, are removed. Pages that fail for a moment (a
  * timeout, 5xx, 429) are kept as they were rather than removed; a site that cannot be reached at
- * all fails the run.
+ * all fails the run. Pages left out are reported (SyncContext.reportSkipped) by URL: refused by
+ * robots.txt, beyond max_pages, gone, unreadable with no copy kept, too large, of an unsupported
+ * type, marked noindex or without text.
  */
 
 const config = z.strictObject({
@@ -50,6 +52,8 @@ const pageState = z.object({
   lastModified: z.string().nullable(),
   /** Same-site links found on the page, to crawl on when it answers 304. */
   links: z.array(z.string()),
+  /** Why the page was not indexed, reported again while it answers 304. */
+  skipped: z.string().optional(),
 });
 
 type PageState = z.infer<typeof pageState>;
@@ -183,12 +187,20 @@ const connector: Connector<WebConfig, null, WebCursor> = {
     }
   },
 
-  sync({ config, cursor: stored, signal, logger }, environment) {
+  sync({ config, cursor: stored, signal, logger, reportSkipped }, environment) {
     const next: WebCursor = { version: 1, extraction: EXTRACTION_VERSION, pages: {} };
     const previous = stored?.extraction === EXTRACTION_VERSION ? stored.pages : {};
-    return { complete: true, items: crawl(config, previous, next, { client: environment.webClient, signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes }, logger), nextCursor: () => next };
+    const skip: Skip = (url, reason, detail) => {
+      logger.debug({ source: 'web', url, reason, detail }, 'web: page skipped');
+      reportSkipped?.({ entityId: url, reason, ...(detail ? { detail } : {}) });
+    };
+    const settings = { client: environment.webClient, signal, timeoutMs: config.timeout_seconds * 1000, maxBytes: config.max_page_bytes };
+    return { complete: true, items: crawl(config, previous, next, settings, logger, skip), nextCursor: () => next };
   },
 };
+
+/** Reports a URL the crawl leaves out (SyncContext.reportSkipped), by URL. */
+type Skip = (url: string, reason: string, detail?: string) => void;
 
 interface Fetched {
   url: string;
@@ -199,7 +211,7 @@ interface Fetched {
   failed: string | null;
 }
 
-async function* crawl(config: WebConfig, previous: Record<string, PageState>, next: WebCursor, settings: FetchSettings, logger: Logger): AsyncGenerator<SourceItem> {
+async function* crawl(config: WebConfig, previous: Record<string, PageState>, next: WebCursor, settings: FetchSettings, logger: Logger, skip: Skip): AsyncGenerator<SourceItem> {
   const starts = startUrls(config);
   const { signal } = settings;
   const robotsByOrigin = new Map<string, Robots>();
@@ -208,8 +220,17 @@ async function* crawl(config: WebConfig, previous: Record<string, PageState>, ne
 
   const queue: { url: string; depth: number }[] = [];
   const queued = new Set<string>();
+  const refused = new Set<string>(); // reported once, however many pages link to them
   const enqueue = (url: string, depth: number) => {
-    if (queued.has(url) || queued.size >= config.max_pages || !allowed(url)) return;
+    if (queued.has(url) || refused.has(url)) return;
+    // Another site (a sitemap may list one) is outside the crawl, not something it leaves out.
+    if (!robotsByOrigin.has(new URL(url).origin)) return;
+    const reason = !allowed(url) ? 'disallowed by robots.txt' : queued.size >= config.max_pages ? 'beyond max_pages' : null;
+    if (reason) {
+      refused.add(url);
+      skip(url, reason);
+      return;
+    }
     queued.add(url);
     queue.push({ url, depth });
   };
@@ -233,7 +254,7 @@ async function* crawl(config: WebConfig, previous: Record<string, PageState>, ne
     if (!first && delayMs > 0) await sleep(delayMs, undefined, { signal });
     first = false;
     const wave = queue.splice(0, parallel);
-    const results = await Promise.all(wave.map(({ url, depth }) => fetchPage(url, depth, previous[url] ?? null, config, settings, allowed, next, logger)));
+    const results = await Promise.all(wave.map(({ url, depth }) => fetchPage(url, depth, previous[url] ?? null, config, settings, allowed, next, logger, skip)));
     for (const result of results) {
       if (result.failed && starts.includes(result.url)) startFailures.push(result.failed);
       for (const item of result.items) {
@@ -259,13 +280,20 @@ async function fetchPage(
   allowed: (url: string) => boolean,
   next: WebCursor,
   logger: Logger,
+  skip: Skip,
 ): Promise<Fetched> {
   const sameSite = (link: string) => new URL(link).origin === new URL(url).origin;
-  /** The last copy stands: kept, and its links still crawled. */
-  const keepLast = (failed: string | null): Fetched => {
+  /** The last copy stands: kept, and its links still crawled. Reported only when it holds nothing indexed. */
+  const keepLast = (failed: string | null, unread?: Omit<SkippedItem, 'entityId'>): Fetched => {
+    const skipped = unread ?? (before?.skipped ? { reason: before.skipped } : null);
+    if (skipped && !before?.entityId) skip(url, skipped.reason, skipped.detail);
     if (!before) return { url, depth, items: [], links: [], failed };
     next.pages[url] = before;
     return { url, depth, items: before.entityId ? [{ keep: before.entityId }] : [], links: before.links, failed };
+  };
+  const leftOut = (reason: string, detail?: string): Fetched => {
+    skip(url, reason, detail);
+    return { url, depth, items: [], links: [], failed: null };
   };
   let answer: FetchedResource;
   try {
@@ -273,27 +301,37 @@ async function fetchPage(
   } catch (error) {
     if (!(error instanceof FetchFailedError)) throw error;
     logger.debug({ source: 'web', url, reason: error.message }, 'web: page not fetched');
-    return keepLast(error.message);
+    return keepLast(error.message, { reason: 'unreadable', detail: error.message });
   }
   if (answer.status === 304) return keepLast(null);
-  if (GONE.has(answer.status)) return { url, depth, items: [], links: [], failed: null };
-  if (answer.status >= 400) return keepLast(`${url} answered HTTP ${answer.status}`);
-  const skip = (reason: string): Fetched => {
-    logger.debug({ source: 'web', url, reason }, 'web: page skipped');
-    return { url, depth, items: [], links: [], failed: null };
-  };
+  if (GONE.has(answer.status)) return leftOut('gone', `answered HTTP ${answer.status}`);
+  if (answer.status >= 400) return keepLast(`${url} answered HTTP ${answer.status}`, { reason: 'unreadable', detail: `answered HTTP ${answer.status}` });
   // Redirected elsewhere: only followed within the site and where robots.txt allows.
   const finalUrl = normalizeUrl(answer.url) ?? url;
-  if (!sameSite(finalUrl) || !allowed(finalUrl)) return skip('redirected off the site or to a disallowed page');
-  if (answer.truncated) return skip('larger than max_page_bytes');
+  if (!sameSite(finalUrl)) return leftOut('redirected off the site', finalUrl);
+  if (!allowed(finalUrl)) return leftOut('disallowed by robots.txt', `redirected to ${finalUrl}`);
+  if (answer.truncated) return leftOut('larger than max_page_bytes', `more than ${config.max_page_bytes} bytes`);
 
   const html = isHtml(answer.contentType);
   const outline = html ? outlinePage(answer.body.toString('utf8'), finalUrl) : null;
   const links = outline && !outline.nofollow ? outline.links.filter(sameSite) : [];
-  const extracted = await extractText({ name: '', bytes: answer.body, mimeType: answer.contentType || 'application/octet-stream' }).catch(() => null);
   const state: PageState = { entityId: null, etag: answer.etag, lastModified: answer.lastModified, links };
   next.pages[url] = state;
-  if (!extracted?.text.trim() || outline?.noindex) return { ...skip(outline?.noindex ? 'noindex' : 'no text'), links };
+  const notIndexed = (reason: string, detail?: string): Fetched => {
+    state.skipped = reason;
+    skip(url, reason, detail);
+    return { url, depth, items: [], links, failed: null };
+  };
+  if (outline?.noindex) return notIndexed('marked noindex');
+  const mimeType = answer.contentType.split(';')[0]!.trim() || 'application/octet-stream';
+  if (!isSupported('', mimeType)) return notIndexed('unsupported file type', mimeType);
+  let extracted: Awaited<ReturnType<typeof extractText>>;
+  try {
+    extracted = await extractText({ name: '', bytes: answer.body, mimeType: answer.contentType || mimeType });
+  } catch (error) {
+    return notIndexed('text extraction failed', error instanceof Error ? error.message : String(error));
+  }
+  if (!extracted?.text.trim()) return notIndexed('binary content or no text');
 
   const location = new URL(finalUrl);
   state.entityId = finalUrl;

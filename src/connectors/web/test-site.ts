@@ -14,6 +14,8 @@ export interface TestPage {
   status?: number;
   /** Answer with a 302 redirect to this URL instead. */
   redirectTo?: string;
+  /** Close the connection without answering (a fetch error of this page alone). */
+  hangUp?: boolean;
 }
 
 export class TestSite {
@@ -24,6 +26,11 @@ export class TestSite {
 
   async start(): Promise<this> {
     this.server = createServer((request, response) => {
+      if (this.pages.get(request.url!)?.hangUp) {
+        this.requests.push({ path: request.url!, userAgent: request.headers['user-agent'], conditional: false, status: 0 });
+        request.socket.destroy();
+        return;
+      }
       const { status, headers, body } = this.answer(request);
       this.requests.push({ path: request.url!, userAgent: request.headers['user-agent'], conditional: Boolean(request.headers['if-none-match'] || request.headers['if-modified-since']), status });
       response.writeHead(status, headers).end(body);

@@ -9,6 +9,8 @@ import { htmlPage, TestSite } from './test-site.js';
 
 const crawl = (config: Record<string, unknown>, cursor: WebCursor | null = null) => collectRun(connector, { config, cursor });
 
+const bySkippedUrl = <Item extends { entityId: string }>(items: Item[]) => [...items].sort((a, b) => (a.entityId < b.entityId ? -1 : 1));
+
 const validate = (config: Record<string, unknown>) => connector.validate(connectionContext(connector, { config }), connectorEnvironment());
 
 let site: TestSite;
@@ -65,6 +67,48 @@ describe('web connector', () => {
     expect(site.requests.find((request) => request.path === '/')).toMatchObject({ conditional: true, status: 304 });
     expect(site.paths()).not.toContain('/private/secret.html');
     expect(second.byId.get(u('/docs/intro.html'))!.text).toContain('cooling');
+    // The page down for a moment keeps its copy, so it is not reported; the one the sitemap still lists is.
+    expect(bySkippedUrl(second.skipped)).toEqual([
+      { entityId: u('/orphan.html'), reason: 'gone', detail: 'answered HTTP 404' },
+      { entityId: u('/private/secret.html'), reason: 'disallowed by robots.txt' },
+    ]);
+  });
+
+  test('reports each page it leaves out, by URL and reason, and again while a page left out answers 304', async () => {
+    const links = ['/private/secret.html', '/logo.png', '/big.html', '/missing.html', '/down.html', '/hangup.html', '/hidden.html', '/empty.html', '/away.html', '/broken.pdf', '/extra.html'];
+    site.pages.set('/', { body: htmlPage('Home', 'Welcome to the observatory.', links) });
+    site.pages.set('/logo.png', { body: '\u0089PNG not text', contentType: 'image/png' });
+    site.pages.set('/big.html', { body: htmlPage('Big', 'word '.repeat(2000)) });
+    site.pages.set('/down.html', { body: '', status: 503 });
+    site.pages.set('/hangup.html', { body: '', hangUp: true });
+    site.pages.set('/hidden.html', { body: '<html><head><meta name="robots" content="noindex"></head><body>Not for the index.</body></html>' });
+    site.pages.set('/empty.html', { body: '<html><body><img src="/logo.png"></body></html>' });
+    site.pages.set('/away.html', { body: '', redirectTo: `${u('/').replace('127.0.0.1', 'localhost')}` });
+    site.pages.set('/broken.pdf', { body: '%PDF-1.7 no page tree here', contentType: 'application/pdf' });
+    site.pages.set('/extra.html', { body: htmlPage('Extra', 'Past the page limit.') });
+    const config = { start_urls: [u('/')], use_sitemap: false, max_pages: 10, max_page_bytes: 4096 };
+
+    const first = await crawl(config);
+    expect(first.ids).toEqual([u('/')]);
+    expect(bySkippedUrl(first.skipped)).toEqual([
+      { entityId: u('/away.html'), reason: 'redirected off the site', detail: u('/').replace('127.0.0.1', 'localhost') },
+      { entityId: u('/big.html'), reason: 'larger than max_page_bytes', detail: 'more than 4096 bytes' },
+      { entityId: u('/broken.pdf'), reason: 'text extraction failed', detail: expect.any(String) },
+      { entityId: u('/down.html'), reason: 'unreadable', detail: 'answered HTTP 503' },
+      { entityId: u('/empty.html'), reason: 'binary content or no text' },
+      { entityId: u('/extra.html'), reason: 'beyond max_pages' },
+      { entityId: u('/hangup.html'), reason: 'unreadable', detail: expect.stringMatching(/^Cannot fetch .*hangup\.html/) },
+      { entityId: u('/hidden.html'), reason: 'marked noindex' },
+      { entityId: u('/logo.png'), reason: 'unsupported file type', detail: 'image/png' },
+      { entityId: u('/missing.html'), reason: 'gone', detail: 'answered HTTP 404' },
+      { entityId: u('/private/secret.html'), reason: 'disallowed by robots.txt' },
+    ]);
+    expect(site.paths()).not.toContain('/extra.html');
+
+    site.requests.length = 0;
+    const second = await crawl(config, first.cursor);
+    expect(site.requests.filter((request) => request.status === 304).map((request) => request.path).sort()).toEqual(['/', '/broken.pdf', '/empty.html', '/hidden.html', '/logo.png']);
+    expect(bySkippedUrl(second.skipped).map(({ entityId, reason }) => ({ entityId, reason }))).toEqual(bySkippedUrl(first.skipped).map(({ entityId, reason }) => ({ entityId, reason })));
   });
 
   test('max_pages bounds the crawl', async () => {

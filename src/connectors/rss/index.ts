@@ -15,6 +15,10 @@ import { FetchFailedError, fetchResource, normalizeUrl, type WebClient } from '.
  * feed, the validators of the last copy (a 304 keeps every item) and each item's date; an item
  * whose id and date are unchanged is a keep marker, others are read again. Items of a feed removed
  * from the config are deleted.
+ *
+ * What a run leaves out is reported (SyncContext.reportSkipped): items without any text, the
+ * enclosures of the items it reads (by their URL), and, when several feeds are configured, a feed
+ * that cannot be read (its items stay; with every feed failing the run fails instead).
  */
 
 const config = z.strictObject({
@@ -39,8 +43,15 @@ const cursor = z.object({ version: z.literal(1), extraction: z.number(), feeds: 
 
 export type RssCursor = z.infer<typeof cursor>;
 
-/** A feed that answered, but not with a feed (an HTTP error, not XML, another format). */
-class FeedError extends Error {}
+/** A feed that answered, but not with a feed (an HTTP error, not XML, another format), with the reason its skip is reported with. */
+class FeedError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'unreadable' | 'not a feed' | 'larger than max_feed_bytes',
+  ) {
+    super(message);
+  }
+}
 
 function feedUrls(config: RssConfig): string[] {
   if (config.feed_urls.length === 0) throw new SourceConfigError('feed_urls', 'At least one feed URL is required');
@@ -61,7 +72,7 @@ const parser = new XMLParser({
   removeNSPrefix: true,
   parseTagValue: false,
   htmlEntities: true,
-  isArray: (name) => ['item', 'entry', 'link', 'author', 'category', 'contributor'].includes(name),
+  isArray: (name) => ['item', 'entry', 'link', 'author', 'category', 'contributor', 'enclosure'].includes(name),
 });
 
 type Node = Record<string, unknown>;
@@ -99,6 +110,14 @@ interface ParsedItem {
   updated: Date | null;
   authors: string[];
   categories: string[];
+  /** Attached files (podcast audio, PDFs…): not read, reported as left out. */
+  enclosures: Enclosure[];
+}
+
+interface Enclosure {
+  url: string;
+  type: string | null;
+  length: number | null;
 }
 
 interface ParsedFeed {
@@ -120,6 +139,16 @@ function linkOf(links: unknown, base: string): string | null {
   return null;
 }
 
+/** RSS's `<enclosure url type length>` and Atom's `<link rel="enclosure" href type length>`. */
+function enclosuresOf(nodes: unknown, urlAttribute: '@_url' | '@_href', base: string): Enclosure[] {
+  return ((nodes as Node[] | undefined) ?? []).flatMap((node) => {
+    if (!node || typeof node !== 'object' || (urlAttribute === '@_href' && node['@_rel'] !== 'enclosure')) return [];
+    const url = typeof node[urlAttribute] === 'string' ? normalizeUrl(node[urlAttribute].trim(), base) : null;
+    const length = Number(node['@_length']);
+    return url ? [{ url, type: typeof node['@_type'] === 'string' ? node['@_type'] : null, length: Number.isFinite(length) && length > 0 ? length : null }] : [];
+  });
+}
+
 const authorsOf = (...lists: unknown[]) => lists.flatMap((list) => (Array.isArray(list) ? list : list == null ? [] : [list]).map((author) => (author && typeof author === 'object' && 'name' in author ? textOf((author as Node).name) : textOf(author)))).filter(Boolean);
 
 /** An item's stable key: its guid / id, else its link, else a hash of what it says. */
@@ -132,7 +161,7 @@ function parseFeed(xml: string, feedUrl: string): ParsedFeed {
   try {
     document = parser.parse(xml) as Node;
   } catch (error) {
-    throw new FeedError(`${feedUrl} is not a well-formed feed: ${(error as Error).message}`);
+    throw new FeedError(`${feedUrl} is not a well-formed feed: ${(error as Error).message}`, 'not a feed');
   }
   const atom = document.feed as Node | undefined;
   if (atom) {
@@ -155,12 +184,13 @@ function parseFeed(xml: string, feedUrl: string): ParsedFeed {
           updated,
           authors: authorsOf(entry.author ?? atom.author),
           categories: ((entry.category as Node[] | undefined) ?? []).map((category) => String(category['@_term'] ?? textOf(category))).filter(Boolean),
+          enclosures: enclosuresOf(entry.link, '@_href', feedUrl),
         };
       }),
     };
   }
   const channel = ((document.rss as Node | undefined)?.channel ?? (document.RDF as Node | undefined)?.channel) as Node | undefined;
-  if (!channel) throw new FeedError(`${feedUrl} is neither an RSS nor an Atom feed`);
+  if (!channel) throw new FeedError(`${feedUrl} is neither an RSS nor an Atom feed`, 'not a feed');
   // RSS 1.0 keeps its items beside the channel, RSS 2.0 inside it.
   const items = ((channel.item ?? (document.RDF as Node | undefined)?.item) as Node[] | undefined) ?? [];
   return {
@@ -183,6 +213,7 @@ function parseFeed(xml: string, feedUrl: string): ParsedFeed {
         updated,
         authors: authorsOf(item.author, item.creator),
         categories: ((item.category as unknown[] | undefined) ?? []).map(textOf).filter(Boolean),
+        enclosures: enclosuresOf(item.enclosure, '@_url', feedUrl),
       };
     }),
   };
@@ -199,11 +230,11 @@ async function fetchFeed(url: string, config: RssConfig, client: WebClient, sign
     accept: 'application/rss+xml, application/atom+xml, application/rdf+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5',
   });
   if (answer.status === 304) {
-    if (!before) throw new FeedError(`${url} answered 304 Not Modified to an unconditional request`);
+    if (!before) throw new FeedError(`${url} answered 304 Not Modified to an unconditional request`, 'unreadable');
     return { answer, feed: null, before };
   }
-  if (answer.status >= 400) throw new FeedError(`${url} answered HTTP ${answer.status}`);
-  if (answer.truncated) throw new FeedError(`${url} is larger than max_feed_bytes (${config.max_feed_bytes})`);
+  if (answer.status >= 400) throw new FeedError(`${url} answered HTTP ${answer.status}`, 'unreadable');
+  if (answer.truncated) throw new FeedError(`${url} is larger than max_feed_bytes (${config.max_feed_bytes})`, 'larger than max_feed_bytes');
   return { answer, feed: parseFeed(answer.body.toString('utf8'), url), before };
 }
 
@@ -233,15 +264,31 @@ const connector: Connector<RssConfig, null, RssCursor> = {
     }
   },
 
-  sync({ config, cursor: stored, signal }, environment) {
+  sync({ config, cursor: stored, signal, reportSkipped }, environment) {
     const next: RssCursor = { version: 1, extraction: EXTRACTION_VERSION, feeds: {} };
     const previous = stored?.extraction === EXTRACTION_VERSION ? stored.feeds : {};
+    const skip: Skip = (entityId, reason, detail) => reportSkipped?.({ entityId, reason, ...(detail ? { detail } : {}) });
     async function* items(): AsyncGenerator<SourceItem> {
       const urls = feedUrls(config);
+      const failed: { url: string; error: FetchFailedError | FeedError }[] = [];
       for (const url of urls) {
         signal.throwIfAborted();
-        yield* readFeed(url, config, previous[url] ?? null, environment.webClient, signal, (state) => (next.feeds[url] = state));
+        const before = previous[url] ?? null;
+        let fetched: Awaited<ReturnType<typeof fetchFeed>>;
+        try {
+          fetched = await fetchFeed(url, config, environment.webClient, signal, before);
+        } catch (error) {
+          if (!(error instanceof FetchFailedError || error instanceof FeedError)) throw error;
+          failed.push({ url, error });
+          // Its items stay, and are known to the next run.
+          if (before) next.feeds[url] = before;
+          continue;
+        }
+        yield* readFeed(url, fetched, signal, skip, (state) => (next.feeds[url] = state));
       }
+      // No feed read at all fails the run; one of several is left out, and the others are read.
+      if (failed.length === urls.length) throw failed[0]!.error;
+      for (const { url, error } of failed) skip(url, error instanceof FeedError ? error.reason : 'unreadable', error.message);
       // Feeds dropped from the config take their items with them.
       for (const [url, state] of Object.entries(previous)) {
         if (urls.includes(url)) continue;
@@ -253,9 +300,11 @@ const connector: Connector<RssConfig, null, RssCursor> = {
   },
 };
 
-async function* readFeed(url: string, config: RssConfig, before: FeedState | null, client: WebClient, signal: AbortSignal, done: (state: FeedState) => void): AsyncGenerator<SourceItem> {
-  const fetched = await fetchFeed(url, config, client, signal, before);
-  const { answer, feed } = fetched;
+/** Reports an item the run leaves out (SyncContext.reportSkipped). */
+type Skip = (entityId: string, reason: string, detail?: string) => void;
+
+async function* readFeed(url: string, fetched: Awaited<ReturnType<typeof fetchFeed>>, signal: AbortSignal, skip: Skip, done: (state: FeedState) => void): AsyncGenerator<SourceItem> {
+  const { answer, feed, before } = fetched;
   if (!feed) {
     // 304: nothing new since the last copy.
     done(fetched.before);
@@ -287,9 +336,16 @@ async function* readFeed(url: string, config: RssConfig, before: FeedState | nul
       yield { keep: item.key };
       continue;
     }
-    state.items[item.key] = date;
     const text = await htmlText(item.html);
-    const itemTitle = (await htmlText(item.title)) || item.link || item.key;
+    const titleText = await htmlText(item.title);
+    if (!text && !titleText) {
+      // Not remembered: read and reported again whenever the feed is read with it.
+      skip(item.key, 'no text');
+      continue;
+    }
+    state.items[item.key] = date;
+    for (const enclosure of item.enclosures) skip(enclosure.url, 'enclosure not read', [enclosure.type, enclosure.length === null ? null : `${enclosure.length} bytes`].filter(Boolean).join(', '));
+    const itemTitle = titleText || item.link || item.key;
     yield {
       entityId: item.key,
       entityType: 'rss_item',

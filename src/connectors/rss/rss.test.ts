@@ -76,6 +76,51 @@ describe('rss connector', () => {
     expect(second.keeps).toEqual(['n1', 'n2']);
   });
 
+  test('reports items without text and the enclosures of items read; unchanged items are not reported again', async () => {
+    const podcast: TestFeedItem[] = [
+      { id: 'ep1', title: 'Episode 1: the Moon', html: '<p>Show notes about the Moon.</p>', date: day(1), enclosure: { url: u('/audio/ep1.mp3'), type: 'audio/mpeg', length: 12345678 } },
+      { id: 'blank', title: '', html: '<p> <img src="/x.png"> </p>', date: day(2) },
+    ];
+    site.pages.set('/podcast.xml', { body: rss2('Sky podcast', u(''), podcast), contentType: 'application/rss+xml' });
+    site.pages.set('/papers.atom', { body: atom('Papers', u(''), [{ id: 'urn:paper:1', title: 'On comets', html: '<p>Abstract.</p>', date: day(3), enclosure: { url: '/papers/comets.pdf', type: 'application/pdf', length: 2048 } }]), contentType: 'application/atom+xml' });
+    const first = await sync({ feed_urls: [u('/podcast.xml'), u('/papers.atom')] });
+    expect(first.ids).toEqual(['ep1', u('/papers.atom'), u('/podcast.xml'), 'urn:paper:1'].sort());
+    expect(first.skipped).toEqual([
+      { entityId: u('/audio/ep1.mp3'), reason: 'enclosure not read', detail: 'audio/mpeg, 12345678 bytes' },
+      { entityId: 'blank', reason: 'no text' },
+      { entityId: u('/papers/comets.pdf'), reason: 'enclosure not read', detail: 'application/pdf, 2048 bytes' },
+    ]);
+    site.pages.set('/papers.atom', { body: site.pages.get('/papers.atom')!.body.replace('Papers', 'Papers and notes') }); // changed, so read again; its item is unchanged
+    const second = await sync({ feed_urls: [u('/podcast.xml'), u('/papers.atom')] }, first.cursor);
+    expect(second.keeps).toEqual(['ep1', u('/podcast.xml'), 'urn:paper:1'].sort());
+    // The podcast answered 304 (nothing read); the papers feed was read, but its item is unchanged: nothing reported.
+    expect(second.skipped).toEqual([]);
+  });
+
+  test('a feed of several that cannot be read is reported and its items stay; every feed failing fails the run', async () => {
+    const first = await sync({ feed_urls: [u('/news.xml'), u('/releases.atom')] });
+    site.pages.set('/news.xml', { body: '<html><body>Moved to our new site</body></html>', contentType: 'text/html' });
+    site.pages.set('/releases.atom', { body: '', status: 503 });
+    site.pages.set('/feed.json', { body: JSON.stringify({ version: 'https://jsonfeed.org/version/1.1', title: 'JSON Feed', items: [] }), contentType: 'application/feed+json' });
+    site.pages.set('/fresh.xml', { body: rss2('Fresh', u(''), [{ id: 'f1', title: 'Fresh news', html: '<p>Still here.</p>', date: day(9) }]), contentType: 'application/rss+xml' });
+    const urls = [u('/news.xml'), u('/releases.atom'), u('/feed.json'), u('/missing.xml'), u('/fresh.xml')];
+    const second = await sync({ feed_urls: urls }, first.cursor);
+    expect(second.ids).toEqual(['f1', u('/fresh.xml')]);
+    expect(second.deletes).toEqual([]);
+    expect(second.skipped).toEqual([
+      { entityId: u('/news.xml'), reason: 'not a feed', detail: `${u('/news.xml')} is neither an RSS nor an Atom feed` },
+      { entityId: u('/releases.atom'), reason: 'unreadable', detail: `${u('/releases.atom')} answered HTTP 503` },
+      { entityId: u('/feed.json'), reason: 'not a feed', detail: `${u('/feed.json')} is neither an RSS nor an Atom feed` },
+      { entityId: u('/missing.xml'), reason: 'unreadable', detail: `${u('/missing.xml')} answered HTTP 404` },
+    ]);
+    // The feeds that failed keep what the last run knew of them: dropping one later still deletes its items.
+    expect(Object.keys(second.cursor!.feeds).sort()).toEqual([u('/fresh.xml'), u('/news.xml'), u('/releases.atom')].sort());
+    const third = await sync({ feed_urls: [u('/fresh.xml')] }, second.cursor);
+    expect(third.deletes).toEqual(['n1', 'n2', u('/news.xml'), u('/releases.atom'), 'urn:release:1'].sort());
+
+    expect((await rejection(sync({ feed_urls: [u('/releases.atom'), u('/missing.xml')] }))).message).toBe(`${u('/releases.atom')} answered HTTP 503`);
+  });
+
   test('validation fetches and parses each feed', async () => {
     const validate = (config: Record<string, unknown>) => connector.validate(connectionContext(connector, { config }), connectorEnvironment());
     await expect(validate({ feed_urls: [u('/news.xml'), u('/releases.atom')] })).resolves.toBeUndefined();

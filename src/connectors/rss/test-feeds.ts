@@ -5,6 +5,8 @@ export interface TestFeedItem {
   html: string;
   date: Date;
   author?: string;
+  /** An attached file, as `<enclosure>` (RSS) or `<link rel="enclosure">` (Atom). */
+  enclosure?: { url: string; type: string; length: number };
 }
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -17,7 +19,7 @@ ${items
   .map(
     (item) => `<item><guid isPermaLink="false">${item.id}</guid><title>${escapeXml(item.title)}</title><link>${link}/${item.id}</link>
 <description>${escapeXml(item.html.slice(0, 40))}</description><content:encoded><![CDATA[${item.html}]]></content:encoded>
-<pubDate>${item.date.toUTCString()}</pubDate>${item.author ? `<dc:creator>${escapeXml(item.author)}</dc:creator>` : ''}<category>news</category></item>`,
+<pubDate>${item.date.toUTCString()}</pubDate>${item.author ? `<dc:creator>${escapeXml(item.author)}</dc:creator>` : ''}<category>news</category>${item.enclosure ? `<enclosure url="${escapeXml(item.enclosure.url)}" length="${item.enclosure.length}" type="${item.enclosure.type}"/>` : ''}</item>`,
   )
   .join('\n')}
 </channel></rss>`;
@@ -30,7 +32,7 @@ export function atom(title: string, link: string, items: TestFeedItem[]): string
 ${items
   .map(
     (item) => `<entry><id>${item.id}</id><title type="html">${escapeXml(item.title)}</title><link rel="alternate" href="${link}/${item.id}"/>
-<published>${item.date.toISOString()}</published><updated>${item.date.toISOString()}</updated>
+${item.enclosure ? `<link rel="enclosure" href="${escapeXml(item.enclosure.url)}" type="${item.enclosure.type}" length="${item.enclosure.length}"/>` : ''}<published>${item.date.toISOString()}</published><updated>${item.date.toISOString()}</updated>
 <summary>${escapeXml(item.html.slice(0, 40))}</summary><content type="html">${escapeXml(item.html)}</content>
 ${item.author ? `<author><name>${escapeXml(item.author)}</name></author>` : ''}<category term="release"/></entry>`,
   )

@@ -414,7 +414,14 @@ async function startFakeWeaviate() {
     count: 0,
     /** An error message the next searches fail with (as Weaviate answers for a missing tenant). */
     searchError: null as string | null,
+    /**
+     * When set, each batch waits (up to 5 s) until this many batches are in flight together, and
+     * `batchesInFlight` records the most seen: slices sent one after another never reach it.
+     */
+    batchGate: 0,
+    batchesInFlight: 0,
   };
+  let inFlight = 0;
   const record = (method: string, request: Record<string, unknown>) => requests.push({ method, request });
   const grpc = niceGrpc.createServer();
   grpc.add(HealthDefinition, { check: async () => ({ status: 1 }), watch: async function* () {} });
@@ -427,6 +434,12 @@ async function startFakeWeaviate() {
     batchObjects: async (request: { objects: { tenant: string }[] }) => {
       record('BatchObjects', request as unknown as Record<string, unknown>);
       for (const object of request.objects) tenants.add(object.tenant);
+      inFlight++;
+      replies.batchesInFlight = Math.max(replies.batchesInFlight, inFlight);
+      for (const deadline = Date.now() + 5000; replies.batchGate > 0 && inFlight < replies.batchGate && replies.batchesInFlight < replies.batchGate && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      inFlight--;
       return { took: 0, errors: [] };
     },
     batchDelete: async (request: Record<string, unknown>) => {
@@ -518,13 +531,17 @@ describe('WeaviateVectorIndex through the real client, against a recording fake 
     const chunks = Array.from({ length: 600 }, (_, i) =>
       makeChunk(4, i, { breadcrumbs: i === 0 ? [{ entity_id: 'ws-1', name: 'Workspace', entity_type: 'workspace' }] : [], updatedAt: i === 0 ? new Date('2025-01-02T03:04:05.678Z') : null }),
     );
-    const started = Date.now();
-    await index.add(collection, chunks);
-    const elapsed = Date.now() - started;
+    fake.replies.batchGate = 3;
+    fake.replies.batchesInFlight = 0;
+    try {
+      await index.add(collection, chunks);
+    } finally {
+      fake.replies.batchGate = 0;
+    }
     const batches = fake.calls('BatchObjects') as { objects: Record<string, unknown>[] }[];
     expect(batches.map((b) => b.objects.length).sort()).toEqual([100, 250, 250]);
-    // All three slices in flight together: about one insertMany floor (500 ms), not three.
-    expect(elapsed).toBeLessThan(1400);
+    // All three slices in flight together (one after another, the first would wait alone).
+    expect(fake.replies.batchesInFlight).toBe(3);
     const first = batches.flatMap((b) => b.objects).find((o) => o.uuid === toObject(chunks[0]!).id) as {
       collection: string;
       tenant: string;

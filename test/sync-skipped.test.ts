@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { rss2 } from '../src/connectors/rss/test-feeds.js';
+import { TestSite } from '../src/connectors/web/test-site.js';
 import { startTestServer, type TestServer } from './support/harness.js';
 import { api, FAST_WORKER, waitForJob, type Api } from './support/sync-helpers.js';
 
@@ -15,6 +17,7 @@ describe('a sync job records what its source left out, and why', () => {
   let root: string;
   let connection: { id: string };
   let job: { id: string };
+  let site: TestSite;
 
   beforeAll(async () => {
     root = mkdtempSync(path.join(tmpdir(), 'catchment-skipped-'));
@@ -26,7 +29,8 @@ describe('a sync job records what its source left out, and why', () => {
     writeFileSync(path.join(folder, 'blob'), Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0, 0, 7, 8]));
     writeFileSync(path.join(folder, 'guides', 'huge.txt'), 'word '.repeat(400));
     writeFileSync(path.join(folder, 'debug.log'), 'a log line\n');
-    server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_LOCAL_FOLDER_ROOTS: root } });
+    site = await new TestSite().start();
+    server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_LOCAL_FOLDER_ROOTS: root, CATCHMENT_SOURCES_ALLOW_PRIVATE_NETWORKS: 'true' } });
     call = api(server.url, server.apiKey);
     await call('POST', '/collections', { name: 'Docs', readable_id: 'docs' });
     connection = (
@@ -42,6 +46,7 @@ describe('a sync job records what its source left out, and why', () => {
   });
   afterAll(async () => {
     await server?.stop();
+    await site?.stop();
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -107,5 +112,27 @@ describe('a sync job records what its source left out, and why', () => {
     const [restJob] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
     // Three unchanged entities kept plus the four files left out.
     expect(restJob).toMatchObject({ id: second.id, entities_inserted: 0, entities_skipped: 7 });
+  });
+
+  test('an rss source, against feeds served on loopback, reports the items and feeds it leaves out through the same API', async () => {
+    const day = new Date(Date.UTC(2025, 2, 1));
+    const podcast = rss2('Sky podcast', site.url, [
+      { id: 'ep1', title: 'Episode 1', html: '<p>Show notes about the Moon.</p>', date: day, enclosure: { url: `${site.url}/ep1.mp3`, type: 'audio/mpeg', length: 1000 } },
+      { id: 'blank', title: '', html: '', date: day },
+    ]);
+    site.pages.set('/podcast.xml', { body: podcast, contentType: 'application/rss+xml' });
+    site.pages.set('/news.xml', { body: rss2('News', site.url, [{ id: 'n1', title: 'Comet', html: '<p>A comet.</p>', date: day }]), contentType: 'application/rss+xml' });
+    await call('POST', '/collections', { name: 'Feeds', readable_id: 'feeds' });
+    const feeds = (await call('POST', '/source-connections', { short_name: 'rss', readable_collection_id: 'feeds', config: { feed_urls: [`${site.url}/podcast.xml`, `${site.url}/news.xml`] }, sync_immediately: false })).body;
+    site.pages.set('/news.xml', { body: '', status: 503 }); // down after the connection was made: left out, the run goes on
+    const run = (await call('POST', `/source-connections/${feeds.id}/run`)).body;
+    expect(await waitForJob(call, feeds.id, run.id, ['COMPLETED', 'FAILED'])).toMatchObject({ status: 'COMPLETED', entities_inserted: 2, entities_skipped: 3 });
+    const skipped = (await call('GET', `/source-connections/${feeds.id}/jobs/${run.id}/skipped`)).body;
+    expect(skipped.items).toEqual([
+      { entity_id: `${site.url}/ep1.mp3`, reason: 'enclosure not read', detail: 'audio/mpeg, 1000 bytes' },
+      { entity_id: 'blank', reason: 'no text', detail: null },
+      { entity_id: `${site.url}/news.xml`, reason: 'unreadable', detail: `${site.url}/news.xml answered HTTP 503` },
+    ]);
+    expect(skipped.by_reason).toEqual([{ reason: 'enclosure not read', count: 1 }, { reason: 'no text', count: 1 }, { reason: 'unreadable', count: 1 }]);
   });
 });

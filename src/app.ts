@@ -133,8 +133,9 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       ).then((opened) => measuredEmbedder(opened, metrics)));
     const organizations = new OrganizationService(database.orm);
     const events = new EventBus(pubsub, new WebhookOutbox());
-    const operatorApps = new OperatorOAuthApps(database.orm, secretBox);
-    const sources = new SourceService(await loadConnectors(), operatorApps);
+    const connectors = await loadConnectors();
+    const operatorApps = new OperatorOAuthApps(database.orm, secretBox, connectors);
+    const sources = new SourceService(connectors, operatorApps);
     const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => runRefusal(sources.connector(connection.shortName), connection.config));
     const push = new PushBatchService(database.orm, sources, sync, logger);
     sync.onJobFinished((job) => push.jobFinished(job));

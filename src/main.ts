@@ -26,10 +26,12 @@ const USAGE = `Usage: catchment <command> [options]
   api-keys revoke --id ID                 revoke an API key
   tokens issue --org ID --email E --role owner|admin|member [--ttl SECONDS]
                                           issue a bearer token for a user of an organization
-  oauth-apps set SHORT_NAME --client-id ID [--client-secret-stdin]
+  oauth-apps set SHORT_NAME --client-id ID [--client-secret-stdin] [--token-url URL]
                                           register (or replace) the operator's OAuth app of a source, its secret
                                           read from stdin and sealed in the database (leave it out for a PKCE
-                                          public client); users then sign in with oauth_browser
+                                          public client); users then sign in with oauth_browser. The secret is
+                                          sent only to the source's default token endpoint, or to --token-url
+                                          (a self-managed GitLab, GitHub Enterprise)
   oauth-apps list                         list the registered OAuth apps: source, client id, whether a secret
                                           is set (never the secret)
   oauth-apps remove SHORT_NAME            remove a source's OAuth app (browser sign-ins then need BYOC)
@@ -133,6 +135,7 @@ async function main(argv: string[]): Promise<unknown> {
       create: { type: 'boolean' },
       'client-id': { type: 'string' },
       'client-secret-stdin': { type: 'boolean' },
+      'token-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -202,7 +205,8 @@ async function main(argv: string[]): Promise<unknown> {
       const shortName = shortNameArgument(argument);
       const clientId = option(values, 'client-id');
       const clientSecret = values['client-secret-stdin'] === true ? await secretFromStdin() : null;
-      return withCore(config, (core) => core.services.operatorApps.set(shortName, { clientId, clientSecret }), operator);
+      const tokenUrl = typeof values['token-url'] === 'string' ? values['token-url'] : null;
+      return withCore(config, (core) => core.services.operatorApps.set(shortName, { clientId, clientSecret, tokenUrl }), operator);
     }
     case 'oauth-apps list':
       return withCore(config, (core) => core.services.operatorApps.list(), operator);

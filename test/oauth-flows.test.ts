@@ -58,7 +58,7 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
     database = await createTestDatabase();
     dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-oauth-'));
     const clientsFile = path.join(dataDir, 'oauth-clients.json');
-    writeFileSync(clientsFile, JSON.stringify({ stub: { client_id: OPERATOR_CLIENT.id, client_secret: OPERATOR_CLIENT.secret } }));
+    writeFileSync(clientsFile, JSON.stringify({ stub: { client_id: OPERATOR_CLIENT.id, client_secret: OPERATOR_CLIENT.secret, token_url: provider.tokenUrl } }));
     const config = loadConfig(
       {
         ...FAST_WORKER,
@@ -237,7 +237,7 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
       expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'authentication'], type: 'byoc_required' })]);
       expect((await call('GET', '/sources/stub')).body.requires_byoc).toBe(true);
     } finally {
-      await apps.set('stub', { clientId: OPERATOR_CLIENT.id, clientSecret: OPERATOR_CLIENT.secret });
+      await apps.set('stub', { clientId: OPERATOR_CLIENT.id, clientSecret: OPERATOR_CLIENT.secret, tokenUrl: provider.tokenUrl });
     }
     expect((await call('GET', '/sources/stub')).body.requires_byoc).toBe(false);
   });

@@ -7,6 +7,7 @@ import { Migration20261123233000_job_total } from './Migration20261123233000_job
 import { Migration20261124000000_job_skipped } from './Migration20261124000000_job_skipped.js';
 import { Migration20261124010000_resume_cursor } from './Migration20261124010000_resume_cursor.js';
 import { Migration20261124020000_oauth } from './Migration20261124020000_oauth.js';
+import { Migration20261124030000_operator_app_token_url } from './Migration20261124030000_operator_app_token_url.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -20,4 +21,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261124000000_job_skipped', class: Migration20261124000000_job_skipped },
   { name: 'Migration20261124010000_resume_cursor', class: Migration20261124010000_resume_cursor },
   { name: 'Migration20261124020000_oauth', class: Migration20261124020000_oauth },
+  { name: 'Migration20261124030000_operator_app_token_url', class: Migration20261124030000_operator_app_token_url },
 ];

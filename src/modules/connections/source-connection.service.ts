@@ -138,7 +138,7 @@ export class SourceConnectionService {
 
     const plan = await planAuthentication(connector, input.authentication ?? null, this.deps.operatorApps);
     const browser = plan.method === 'oauth_browser' || plan.method === 'oauth_byoc' ? plan : null;
-    const signInClient = browser ? await this.deps.signIns.client(connector.shortName, browser.ownClient, ['authentication']) : null;
+    const signInClient = browser ? await this.deps.signIns.client(connector, config.value, browser.ownClient, ['authentication']) : null;
     if (plan.method === 'direct') await this.checks.check(connector, config.value, plan.credentials, null);
     if (plan.method === 'oauth_token') await this.checks.check(connector, config.value, null, givenToken(plan.credentials.accessToken));
 
@@ -204,8 +204,8 @@ export class SourceConnectionService {
     if (input.clientId != null && input.clientSecret == null && !publicClient) issues.push({ loc: ['client_secret'], msg: 'Field required', type: 'missing' });
     if (issues.length || connector.auth.kind !== 'oauth2') throw new ValidationError(issues);
     const given: OAuthClient | null = input.clientId ? { clientId: input.clientId, clientSecret: input.clientSecret ?? null } : null;
-    const own = given ?? (row.authMethod === 'oauth_byoc' ? await this.ownClientOf(row) : null);
-    const client = await this.deps.signIns.client(row.shortName, own, ['client_id']);
+    const own = given ?? (row.authMethod === 'oauth_byoc' ? await this.ownClientOf(row, connector.auth.oauth.tokenUrl(row.config)) : null);
+    const client = await this.deps.signIns.client(connector, row.config, own, ['client_id']);
     const signIn = await this.deps.signIns.begin(em, {
       connection: row,
       spec: connector.auth.oauth,
@@ -369,12 +369,12 @@ export class SourceConnectionService {
     return this.checks.check(connector, config, null, tokens);
   }
 
-  /** The caller's own client of an `oauth_byoc` connection: from its tokens, or the sign-in that never finished. */
-  private async ownClientOf(row: SourceConnection): Promise<OAuthClient | null> {
+  /** The caller's own client of an `oauth_byoc` connection: from its tokens, or the sign-in that never finished (made for `tokenUrl`). */
+  private async ownClientOf(row: SourceConnection, tokenUrl: string): Promise<OAuthClient | null> {
     const stored: unknown = row.sealedCredentials ? JSON.parse(this.deps.secretBox.open(row.sealedCredentials)) : null;
     const client: OAuthCredentials['client'] | null = isOAuthCredentials(stored) ? stored.client : null;
     if (client?.kind === 'connection') return { clientId: client.clientId, clientSecret: client.clientSecret };
-    return this.deps.signIns.lastOwnClient(row.id);
+    return this.deps.signIns.lastOwnClient(row.id, tokenUrl);
   }
 
   private record(em: EntityManager, type: 'source_connection.created' | 'source_connection.auth_completed' | 'source_connection.deleted', row: SourceConnection, collectionReadableId: string): RecordedEvent {

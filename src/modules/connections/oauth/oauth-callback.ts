@@ -29,7 +29,7 @@ export interface CallbackQuery {
 export type CallbackOutcome = { redirect: string } | { page: { status: number; title: string; message: string } };
 
 /** Why a sign-in failed, as `error=` tells the caller's page. */
-type SignInError = 'invalid_state' | 'expired' | 'already_used' | 'invalid_request' | 'access_denied' | 'provider_error' | 'token_exchange_refused' | 'provider_unavailable';
+type SignInError = 'invalid_state' | 'expired' | 'already_used' | 'invalid_request' | 'access_denied' | 'provider_error' | 'config_changed' | 'token_exchange_refused' | 'provider_unavailable';
 
 const MESSAGES: Record<SignInError, string> = {
   invalid_state: 'This sign-in link is not known: it may have been replaced by a newer one, or its connection deleted.',
@@ -38,6 +38,7 @@ const MESSAGES: Record<SignInError, string> = {
   invalid_request: 'The provider sent the browser back without an authorization code.',
   access_denied: 'Access was denied at the provider.',
   provider_error: 'The provider refused the sign-in.',
+  config_changed: "The connection's server settings changed after this sign-in link was made: ask for a new one.",
   token_exchange_refused: 'The provider refused to exchange the authorization code for tokens.',
   provider_unavailable: 'The provider could not be reached to finish the sign-in: try again.',
 };
@@ -84,7 +85,10 @@ export class OAuthCallback {
     const connector = this.deps.sources.connector(connection.shortName);
     if (connector.auth.kind !== 'oauth2') return failed(signIn.redirectUrl, connectionId, 'provider_error', 400);
     const secrets = this.deps.signIns.open(signIn);
-    const client = secrets.client.kind === 'connection' ? secrets.client : await this.deps.operatorApps.clientFor(connection.shortName);
+    // The code and the client's secret go only to the token endpoint the sign-in was made for.
+    const tokenUrl = connector.auth.oauth.tokenUrl(connection.config);
+    if (secrets.tokenUrl !== tokenUrl) return failed(signIn.redirectUrl, connectionId, 'config_changed', 400);
+    const client = secrets.client.kind === 'connection' ? secrets.client : await this.deps.operatorApps.clientFor(connection.shortName, tokenUrl);
     if (!client) return failed(signIn.redirectUrl, connectionId, 'token_exchange_refused', 400);
 
     let credentials: OAuthCredentials;

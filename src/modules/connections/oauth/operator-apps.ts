@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import type { Connector } from '../../../connectors/connector.js';
+import { parseConfig } from '../../../connectors/contract/schemas.js';
 import type { Orm } from '../../../platform/db/database.js';
 import type { SecretBox } from '../../../platform/secrets/secrets.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
@@ -11,7 +13,14 @@ export interface OperatorAppSummary {
   short_name: string;
   client_id: string;
   has_client_secret: boolean;
+  /** The token endpoint the app's secret is sent to; null for a source without OAuth. */
+  token_url: string | null;
   modified_at: string;
+}
+
+/** An operator's app: its client, and the token endpoint it was registered for (null: the source's default). */
+export interface OperatorAppInput extends OAuthClient {
+  tokenUrl?: string | null;
 }
 
 const SHORT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -19,7 +28,7 @@ const SHORT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** CATCHMENT_OAUTH_CLIENTS_FILE: `{ "<short_name>": { "client_id": "…", "client_secret": "…" } }`. */
 const clientsFile = z.record(
   z.string().regex(SHORT_NAME, 'a source short name (lowercase letters, digits, _)'),
-  z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1).nullable().optional() }),
+  z.strictObject({ client_id: z.string().min(1), client_secret: z.string().min(1).nullable().optional(), token_url: z.url({ protocol: /^https?$/ }).nullable().optional() }),
 );
 
 /**
@@ -27,16 +36,23 @@ const clientsFile = z.record(
  * in without handling client secrets. Set through the CLI (`catchment oauth-apps set`) or a file read
  * at start (CATCHMENT_OAUTH_CLIENTS_FILE); either way kept in the database with the secret sealed,
  * and looked up when needed, so every process sees a rotated secret at once.
+ *
+ * An app serves one token endpoint: the one of the source's default config, or the one the operator
+ * registered it for. The endpoint of a connection comes from its config, which members write, so
+ * without this binding anyone who may create a connection could have the app's secret sent to a
+ * server of theirs (a "self-managed GitLab" at their own address).
  */
 export class OperatorOAuthApps {
   constructor(
     private readonly orm: Orm,
     private readonly secretBox: SecretBox,
+    private readonly connectors: ReadonlyMap<string, Connector>,
   ) {}
 
-  async clientFor(shortName: string): Promise<OAuthClient | null> {
+  /** The app of `shortName` for a code exchange or refresh at `tokenUrl`; null when none serves that endpoint. */
+  async clientFor(shortName: string, tokenUrl: string): Promise<OAuthClient | null> {
     const row = await this.orm.em.fork().findOne(OperatorOAuthApp, { shortName });
-    if (!row) return null;
+    if (!row || !sameUrl(this.servedTokenUrl(row), tokenUrl)) return null;
     return { clientId: row.clientId, clientSecret: row.sealedClientSecret === null ? null : this.secretBox.open(row.sealedClientSecret) };
   }
 
@@ -45,21 +61,24 @@ export class OperatorOAuthApps {
   }
 
   /** Registers or replaces the app of `shortName`. */
-  async set(shortName: string, client: OAuthClient): Promise<OperatorAppSummary> {
+  async set(shortName: string, app: OperatorAppInput): Promise<OperatorAppSummary> {
     if (!SHORT_NAME.test(shortName)) throw new ValidationError([{ loc: ['short_name'], msg: `"${shortName}" is not a source short name (lowercase letters, digits and _)`, type: 'string_pattern_mismatch' }]);
-    if (client.clientId.trim() === '') throw new ValidationError([{ loc: ['client_id'], msg: 'String should not be empty', type: 'string_too_short' }]);
+    if (app.clientId.trim() === '') throw new ValidationError([{ loc: ['client_id'], msg: 'String should not be empty', type: 'string_too_short' }]);
+    const tokenUrl = app.tokenUrl ?? null;
+    if (tokenUrl !== null && !isHttpUrl(tokenUrl)) throw new ValidationError([{ loc: ['token_url'], msg: 'Must be an absolute http or https URL', type: 'url_parsing' }]);
     const em = this.orm.em.fork();
-    const sealed = client.clientSecret ? this.secretBox.seal(client.clientSecret) : null;
-    const row = (await em.findOne(OperatorOAuthApp, { shortName })) ?? em.create(OperatorOAuthApp, { shortName, clientId: client.clientId });
-    row.clientId = client.clientId;
+    const sealed = app.clientSecret ? this.secretBox.seal(app.clientSecret) : null;
+    const row = (await em.findOne(OperatorOAuthApp, { shortName })) ?? em.create(OperatorOAuthApp, { shortName, clientId: app.clientId });
+    row.clientId = app.clientId;
     row.sealedClientSecret = sealed;
+    row.tokenUrl = tokenUrl === null ? null : new URL(tokenUrl).href;
     row.modifiedAt = new Date();
     await em.flush();
-    return summary(row);
+    return this.summary(row);
   }
 
   async list(): Promise<OperatorAppSummary[]> {
-    return (await this.orm.em.fork().find(OperatorOAuthApp, {}, { orderBy: { shortName: 'asc' } })).map(summary);
+    return (await this.orm.em.fork().find(OperatorOAuthApp, {}, { orderBy: { shortName: 'asc' } })).map((row) => this.summary(row));
   }
 
   async remove(shortName: string): Promise<OperatorAppSummary> {
@@ -67,7 +86,7 @@ export class OperatorOAuthApps {
     const row = await em.findOne(OperatorOAuthApp, { shortName });
     if (!row) throw NotFoundError.of('OAuth app', shortName);
     await em.remove(row).flush();
-    return summary(row);
+    return this.summary(row);
   }
 
   /**
@@ -88,8 +107,21 @@ export class OperatorOAuthApps {
             : `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
       throw new OperatorAppsFileError(`CATCHMENT_OAUTH_CLIENTS_FILE ${path} is not a valid clients file: ${reason}`);
     }
-    for (const [shortName, app] of Object.entries(parsed)) await this.set(shortName, { clientId: app.client_id, clientSecret: app.client_secret ?? null });
+    for (const [shortName, app] of Object.entries(parsed)) await this.set(shortName, { clientId: app.client_id, clientSecret: app.client_secret ?? null, tokenUrl: app.token_url ?? null });
     return Object.keys(parsed);
+  }
+
+  /** The token endpoint the app's secret may go to: the registered one, else the source's default config's. */
+  private servedTokenUrl(row: OperatorOAuthApp): string | null {
+    if (row.tokenUrl !== null) return row.tokenUrl;
+    const connector = this.connectors.get(row.shortName);
+    if (connector?.auth.kind !== 'oauth2') return null;
+    const defaults = parseConfig(connector, {});
+    return defaults.issues.length === 0 ? connector.auth.oauth.tokenUrl(defaults.value) : null;
+  }
+
+  private summary(row: OperatorOAuthApp): OperatorAppSummary {
+    return { short_name: row.shortName, client_id: row.clientId, has_client_secret: row.sealedClientSecret !== null, token_url: this.servedTokenUrl(row), modified_at: row.modifiedAt.toISOString() };
   }
 }
 
@@ -98,6 +130,7 @@ export class OperatorAppsFileError extends Error {
   override name = 'OperatorAppsFileError';
 }
 
-function summary(row: OperatorOAuthApp): OperatorAppSummary {
-  return { short_name: row.shortName, client_id: row.clientId, has_client_secret: row.sealedClientSecret !== null, modified_at: row.modifiedAt.toISOString() };
-}
+const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
+
+/** Both absolute URLs naming the same endpoint (scheme and host case, default ports normalized). */
+const sameUrl = (served: string | null, asked: string) => served !== null && URL.canParse(asked) && new URL(served).href === new URL(asked).href;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import { z } from 'zod';
+import type { Connector } from '../../../connectors/connector.js';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import type { Orm } from '../../../platform/db/database.js';
 import { hashSecret, type SecretBox } from '../../../platform/secrets/secrets.js';
@@ -21,9 +22,14 @@ export const SIGN_IN_TTL_MS = 10 * 60 * 1000;
  */
 export type SignInClient = { kind: 'operator'; clientId: string } | { kind: 'connection'; clientId: string; clientSecret: string | null };
 
-/** What a sign-in keeps sealed until its callback: the PKCE verifier and the caller's own client. */
+/**
+ * What a sign-in keeps sealed until its callback: the PKCE verifier, the caller's own client, and the
+ * token endpoint the sign-in was made for (its code and the client's secret go there and nowhere else:
+ * absent in sign-ins begun before it was kept, which then cannot complete).
+ */
 const pendingSecrets = z.object({
   codeVerifier: z.string().nullable(),
+  tokenUrl: z.string().optional(),
   client: z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('operator') }),
     z.object({ kind: z.literal('connection'), clientId: z.string(), clientSecret: z.string().nullable() }),
@@ -69,28 +75,35 @@ export class OAuthSignIns {
   ) {}
 
   /**
-   * The client a sign-in for `shortName` uses: the caller's (BYOC) when given, else the operator's
-   * app; a 422 at `loc` when there is neither.
+   * The client a sign-in with `connector` at `config` uses: the caller's (BYOC) when given, else the
+   * operator's app when it serves the config's token endpoint; a 422 at `loc` when there is neither.
    */
-  async client(shortName: string, own: OAuthClient | null, loc: ErrorLocation): Promise<SignInClient> {
+  async client(connector: Connector, config: unknown, own: OAuthClient | null, loc: ErrorLocation): Promise<SignInClient> {
     if (own) return { kind: 'connection', ...own };
-    const operator = await this.operatorApps.clientFor(shortName);
+    const { shortName } = connector;
+    const tokenUrl = connector.auth.kind === 'oauth2' ? connector.auth.oauth.tokenUrl(config) : null;
+    const operator = tokenUrl ? await this.operatorApps.clientFor(shortName, tokenUrl) : null;
     if (operator) return { kind: 'operator', clientId: operator.clientId };
     throw new ValidationError([
       {
         loc,
-        msg: `No OAuth app is registered for "${shortName}" on this instance: bring your own (authentication.client_id and client_secret, oauth_byoc), or ask the operator to register one (catchment oauth-apps set ${shortName})`,
+        msg: `No OAuth app is registered on this instance for "${shortName}" with the token endpoint ${tokenUrl}: bring your own (authentication.client_id and client_secret, oauth_byoc), or ask the operator to register one (catchment oauth-apps set ${shortName}, with --token-url for a server of your own)`,
         type: 'byoc_required',
       },
     ]);
   }
 
-  /** The caller's own client a connection's last sign-in used, for signing in again without sending it. */
-  async lastOwnClient(connectionId: string): Promise<OAuthClient | null> {
+  /**
+   * The caller's own client a connection's last sign-in used, for signing in again without sending
+   * it: only for the token endpoint that sign-in was made for, so a config pointed elsewhere meanwhile
+   * does not take the secret with it.
+   */
+  async lastOwnClient(connectionId: string, tokenUrl: string): Promise<OAuthClient | null> {
     const row = await this.orm.em.fork().findOne(OAuthAuthorization, { sourceConnection: connectionId });
     if (!row) return null;
-    const { client } = this.open(row);
-    return client.kind === 'connection' ? { clientId: client.clientId, clientSecret: client.clientSecret } : null;
+    const secrets = this.open(row);
+    if (secrets.tokenUrl !== tokenUrl || secrets.client.kind !== 'connection') return null;
+    return { clientId: secrets.client.clientId, clientSecret: secrets.client.clientSecret };
   }
 
   /** Starts a sign-in in `em` (it commits with the caller's change); replaces the connection's earlier one. */
@@ -101,6 +114,7 @@ export class OAuthSignIns {
     const expiresAt = new Date(Date.now() + SIGN_IN_TTL_MS);
     const secrets: PendingSecrets = {
       codeVerifier,
+      tokenUrl: request.spec.tokenUrl(request.config),
       client: request.client.kind === 'operator' ? { kind: 'operator' } : request.client,
     };
     await em.nativeDelete(OAuthAuthorization, { sourceConnection: request.connection.id });

@@ -21,7 +21,7 @@ export interface TokenProviderOptions {
   connector: Connector;
   config: unknown;
   /** The operator's registered apps (OperatorOAuthApps), for tokens obtained with one. */
-  operatorApps: { clientFor(shortName: string): Promise<OAuthClient | null> };
+  operatorApps: { clientFor(shortName: string, tokenUrl: string): Promise<OAuthClient | null> };
   allowPrivateNetworks: boolean;
   logger: Logger;
 }
@@ -96,7 +96,7 @@ class ConnectionTokens implements TokenProvider {
     const { connector, config, allowPrivateNetworks } = this.options;
     if (connector.auth.kind !== 'oauth2') throw new CredentialsRejectedError(`The ${connector.name} source does not sign in with OAuth`);
     if (!stored.refreshToken) throw new CredentialsRejectedError(`${connector.name} refused the access token, and there is no refresh token to renew it with: sign in again`);
-    const client = await this.clientOf(stored);
+    const client = await this.clientOf(stored, connector.auth.oauth.tokenUrl(config));
     if (!client) throw new CredentialsRejectedError(`The access token cannot be renewed: the OAuth client that obtained it is not available (sign in again)`);
     try {
       const tokens = await requestTokens({ spec: connector.auth.oauth, config, client, grant: { type: 'refresh_token', refreshToken: stored.refreshToken }, allowPrivateNetworks });
@@ -113,10 +113,11 @@ class ConnectionTokens implements TokenProvider {
     }
   }
 
-  private async clientOf(stored: OAuthCredentials): Promise<OAuthClient | null> {
+  /** The client that refreshes at `tokenUrl`: the connection's own, or the operator's app when it serves that endpoint. */
+  private async clientOf(stored: OAuthCredentials, tokenUrl: string): Promise<OAuthClient | null> {
     const { client } = stored;
     if (client.kind === 'connection') return { clientId: client.clientId, clientSecret: client.clientSecret };
-    if (client.kind === 'operator') return this.options.operatorApps.clientFor(this.options.connector.shortName);
+    if (client.kind === 'operator') return this.options.operatorApps.clientFor(this.options.connector.shortName, tokenUrl);
     return null;
   }
 }

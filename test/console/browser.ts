@@ -12,16 +12,17 @@ export interface ConsoleBrowser {
   page: Page;
   /** Uncaught script errors and console errors of the page. */
   scriptErrors: string[];
-  /** Requests to anything but the server under test (each was refused). */
+  /** Requests to anything but the server under test and the origins allowed besides it (each was refused). */
   outsideRequests: string[];
   close(): Promise<void>;
 }
 
 /**
  * Headless Chromium with a fresh profile and nothing running in the background, and one page that
- * may only talk to `serverUrl`: every other request is recorded and aborted.
+ * may only talk to `serverUrl` and `otherOrigins` (say, an OAuth provider the user signs in at):
+ * every other request is recorded and aborted.
  */
-export async function openConsoleBrowser(serverUrl: string): Promise<ConsoleBrowser> {
+export async function openConsoleBrowser(serverUrl: string, otherOrigins: string[] = []): Promise<ConsoleBrowser> {
   const profile = mkdtempSync(path.join(tmpdir(), 'catchment-chromium-'));
   // A fresh profile directory (Playwright's own way of passing --user-data-dir).
   const context = await chromium.launchPersistentContext(profile, {
@@ -39,7 +40,7 @@ export async function openConsoleBrowser(serverUrl: string): Promise<ConsoleBrow
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  const origin = new URL(serverUrl).origin;
+  const allowed = [serverUrl, ...otherOrigins].map((url) => `${new URL(url).origin}/`);
   const scriptErrors: string[] = [];
   const outsideRequests: string[] = [];
   page.on('pageerror', (error) => scriptErrors.push(`pageerror: ${error.message}`));
@@ -49,7 +50,7 @@ export async function openConsoleBrowser(serverUrl: string): Promise<ConsoleBrow
   page.on('dialog', (dialog) => void dialog.accept());
   await context.route('**/*', (route) => {
     const url = route.request().url();
-    if (url.startsWith(`${origin}/`) || url.startsWith('data:')) return route.continue();
+    if (allowed.some((origin) => url.startsWith(origin)) || url.startsWith('data:')) return route.continue();
     outsideRequests.push(url);
     return route.abort();
   });

@@ -9,6 +9,7 @@ import { consoleBuildDir } from '../../src/http/console.js';
 import { startFakeChatCompletions } from '../support/fake-chat-completions.js';
 import { graphql, startTestServer, type TestServer } from '../support/harness.js';
 import { agentReply } from '../support/mcp-fixture.js';
+import { TestOAuthProvider } from '../support/oauth-provider.js';
 import { FAST_WORKER } from '../support/sync-helpers.js';
 import { chromiumAvailable, CHROMIUM_PATH, openConsoleBrowser, type ConsoleBrowser } from './browser.js';
 
@@ -17,6 +18,13 @@ const SCREENSHOTS = process.env.CATCHMENT_CONSOLE_SCREENSHOTS;
 const NOTES = 400;
 /** The notes, gannets.md and the two folders (entities too). */
 const ENTITIES = NOTES + 3;
+/** colony.png: listed, counted in the progress total, left out as an unsupported file type. */
+const LEFT_OUT = 1;
+/** The operator's OAuth app for the stub source (registered through the clients file), and a user's own app. */
+const OPERATOR_CLIENT = { id: 'console-operator-client', secret: 'console-operator-secret-1234' };
+const OWN_CLIENT = { id: 'console-own-client', secret: 'console-own-secret-5678' };
+/** A stub connection of 30 entities at hierarchy depth 2 also yields their 1 + 3 folders. */
+const STUB_ENTITIES = 34;
 
 if (!chromiumAvailable()) {
   console.warn(`Web console e2e tests SKIPPED: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, as .ci/run does, or set CHROMIUM_PATH).`);
@@ -29,6 +37,8 @@ describeWithChromium('web console in headless Chromium', () => {
   let receiver: Server;
   let receiverUrl: string;
   let folder: string;
+  let clientsDir: string;
+  const provider = new TestOAuthProvider();
   let browser: ConsoleBrowser;
   let page: Page;
 
@@ -49,6 +59,7 @@ describeWithChromium('web console in headless Chromium', () => {
     folder = mkdtempSync(path.join(tmpdir(), 'catchment-console-'));
     mkdirSync(path.join(folder, 'notes', 'coast'), { recursive: true });
     writeFileSync(path.join(folder, 'notes', 'coast', 'gannets.md'), '# Gannets\n\nThe gannet colony on the north cliff holds about two thousand nests.\n');
+    writeFileSync(path.join(folder, 'notes', 'coast', 'colony.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     for (let i = 0; i < NOTES; i++) writeFileSync(path.join(folder, 'notes', `tide-${i}.md`), `# Tide note ${i}\n\nSpring tide ${i}: the ebb uncovers mussel bed number ${i}.\n`);
     llm = await startFakeChatCompletions((request, index) => agentReply(request, index, 'quick'));
     receiver = createServer((req, res) => {
@@ -57,6 +68,13 @@ describeWithChromium('web console in headless Chromium', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await provider.start();
+    provider.clients.set(OPERATOR_CLIENT.id, OPERATOR_CLIENT.secret);
+    provider.clients.set(OWN_CLIENT.id, OWN_CLIENT.secret);
+    clientsDir = mkdtempSync(path.join(tmpdir(), 'catchment-console-clients-'));
+    const clientsFile = path.join(clientsDir, 'oauth-clients.json');
+    // An operator app serves one token endpoint: here the local provider's, which the stub connections name.
+    writeFileSync(clientsFile, JSON.stringify({ stub: { client_id: OPERATOR_CLIENT.id, client_secret: OPERATOR_CLIENT.secret, token_url: provider.tokenUrl } }));
     server = await startTestServer({
       deployment: 'embedded',
       env: {
@@ -65,10 +83,12 @@ describeWithChromium('web console in headless Chromium', () => {
         CATCHMENT_LLM_URL: llm.url,
         CATCHMENT_WEBHOOKS_ALLOW_HTTP: 'true',
         CATCHMENT_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+        CATCHMENT_OAUTH_CLIENTS_FILE: clientsFile,
       },
     });
     if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
-    browser = await openConsoleBrowser(server.url);
+    // The provider's sign-in page is the one other place the browser goes (as it would go to github.com).
+    browser = await openConsoleBrowser(server.url, [provider.origin]);
     page = browser.page;
   });
   afterAll(async () => {
@@ -76,7 +96,9 @@ describeWithChromium('web console in headless Chromium', () => {
     await server?.stop();
     await llm?.close();
     receiver?.close();
+    await provider.stop();
     if (folder) rmSync(folder, { recursive: true, force: true });
+    if (clientsDir) rmSync(clientsDir, { recursive: true, force: true });
   });
 
   test('GET / is the console, built and served by the API server, with API paths unchanged', async () => {
@@ -141,14 +163,50 @@ describeWithChromium('web console in headless Chromium', () => {
     // Counts moved while the job ran: at least one value between none and all of them was drawn.
     expect(seen.some((entry) => entry.startsWith('RUNNING:') && Number(entry.split(':')[1]) > 0 && Number(entry.split(':')[1]) < ENTITIES)).toBe(true);
     expect(streams.some((body) => body.includes('syncJobProgress'))).toBe(true);
-    // local_folder lists the folder before reading it: the page shows "n of total" and a progress bar.
-    expect(await page.getByTestId('job-total').textContent()).toBe(`${ENTITIES} of ${ENTITIES}`);
-    expect(await page.getByRole('progressbar', { name: 'Entities processed' }).getAttribute('aria-valuenow')).toBe(String(ENTITIES));
+    // local_folder lists the folder before reading it: the page shows "n of total" and a progress bar (the file
+    // left out is listed, so it counts in both).
+    expect(await page.getByTestId('job-total').textContent()).toBe(`${ENTITIES + LEFT_OUT} of ${ENTITIES + LEFT_OUT}`);
+    expect(await page.getByRole('progressbar', { name: 'Entities processed' }).getAttribute('aria-valuenow')).toBe(String(ENTITIES + LEFT_OUT));
     await page.getByText(`${ENTITIES} entities`).waitFor();
-    await page.getByText('Job history').click();
-    await page.locator('details table tbody tr').first().waitFor();
-    expect(await page.locator('details table tbody tr').first().textContent()).toContain('COMPLETED');
+    const history = page.locator('details', { hasText: 'Job history' });
+    await history.locator('summary').click();
+    await history.locator('tbody tr').first().waitFor();
+    expect(await history.locator('tbody tr').first().textContent()).toContain('COMPLETED');
     await shot('collection');
+  });
+
+  test("the job's left-out items: counted by reason and listed with their path; the collection's entities: paged, counted by type, narrowed", async () => {
+    const leftOut = page.locator('details.skipped');
+    await leftOut.locator('summary').filter({ hasText: '1 item left out (unsupported file type: 1)' }).click();
+    const row = leftOut.locator('tbody tr');
+    expect(await row.count()).toBe(1);
+    expect(await row.locator('td').allTextContents()).toEqual(['notes/coast/colony.png', 'unsupported file type', '—']);
+
+    await page.getByRole('navigation', { name: 'Collection views' }).getByRole('link', { name: 'Entities' }).click();
+    const range = page.getByTestId('entities-range');
+    await range.filter({ hasText: `1–50 of ${ENTITIES}` }).waitFor();
+    const byType = page.getByRole('list', { name: 'By type' });
+    expect(await byType.getByRole('button').allTextContents()).toEqual([`file ${ENTITIES - 2}`, 'folder 2']);
+    expect(await page.getByRole('list', { name: 'By connection' }).getByRole('button').allTextContents()).toEqual([`Coast notes ${ENTITIES}`]);
+    const names = () => page.getByRole('table', { name: 'Entities of the collection' }).locator('tbody tr td:first-child').allTextContents();
+    const firstPage = await names();
+    expect(firstPage).toHaveLength(50);
+    await page.getByRole('button', { name: 'Next' }).click();
+    await range.filter({ hasText: `51–100 of ${ENTITIES}` }).waitFor();
+    expect((await names()).some((name) => firstPage.includes(name))).toBe(false);
+
+    await byType.getByRole('button', { name: /^folder/ }).click();
+    await range.filter({ hasText: '1–2 of 2' }).waitFor();
+    expect((await names()).sort()).toEqual(['coast', 'notes']);
+    expect(await byType.getByRole('button', { name: /^folder/ }).getAttribute('aria-pressed')).toBe('true');
+    await byType.getByRole('button', { name: /^folder/ }).click();
+    await page.getByLabel('Name contains').fill('tide-39');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await range.filter({ hasText: '1–11 of 11' }).waitFor();
+    expect((await names()).sort()).toEqual(['tide-39.md', ...Array.from({ length: 10 }, (_, i) => `tide-39${i}.md`)]);
+    await shot('entities');
+    await page.getByRole('navigation', { name: 'Collection views' }).getByRole('link', { name: 'Connections' }).click();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
   });
 
   test('search: every tier shows results with breadcrumbs and links; the agentic steps appear as they stream', async () => {
@@ -186,6 +244,84 @@ describeWithChromium('web console in headless Chromium', () => {
     expect(steps.at(-1)).toBe('AgentDoneEvent');
     expect(await page.locator('.result').first().textContent()).toContain('gannets.md');
     await shot('search');
+  });
+
+  test('an OAuth source: "Sign in with Stub" goes to the provider (a local server speaking RFC 6749) and back through the service\'s callback; the page says so and the first sync runs', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Team tracker');
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    await page.getByRole('link', { name: 'Team tracker' }).click();
+    await page.getByRole('heading', { name: /Team tracker/, level: 1 }).waitFor();
+    const collectionPage = page.url();
+
+    // GitHub has no operator app here: the browser way needs your own app, and the page gives the redirect URI to register.
+    await page.getByLabel('Source', { exact: true }).selectOption('github');
+    const ways = page.getByRole('radiogroup', { name: 'How to sign in' });
+    expect(await ways.getByRole('radio').evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value))).toEqual(['own_app', 'fields']);
+    expect(await ways.getByLabel('Sign in with your own OAuth app').isChecked()).toBe(true);
+    await page.getByText(`${server.url}/oauth/callback`).waitFor();
+
+    // The stub has the operator's app: signing in is one button.
+    await page.getByLabel('Source', { exact: true }).selectOption('stub');
+    expect(await ways.getByRole('radio').evaluateAll((radios) => radios.map((radio) => (radio as HTMLInputElement).value))).toEqual(['browser', 'own_app', 'fields']);
+    const connectStub = async (name: string) => {
+      await page.getByLabel('Connection name').fill(name);
+      await page.getByLabel('Entity count').fill('30');
+      await page.getByLabel(/OAuth authorization endpoint/).fill(provider.authorizeUrl);
+      await page.getByLabel(/OAuth token endpoint/).fill(provider.tokenUrl);
+    };
+    await connectStub('Tracker');
+    const exchanges = provider.exchanges.length;
+    await page.getByRole('button', { name: 'Sign in with Stub' }).click();
+    await page.getByRole('status').filter({ hasText: 'Signed in: “Tracker” is connected.' }).waitFor({ timeout: 15_000 });
+    // The browser went to the provider, which sent it to the service's callback, which sent it back here.
+    expect(provider.authorizations.at(-1)!.get('client_id')).toBe(OPERATOR_CLIENT.id);
+    expect(provider.authorizations.at(-1)!.get('redirect_uri')).toBe(`${server.url}/oauth/callback`);
+    expect(provider.exchanges.slice(exchanges)).toMatchObject([{ clientId: OPERATOR_CLIENT.id, outcome: 'issued' }]);
+    // The outcome is read from the address once: the query is gone, the collection page stays.
+    expect(page.url()).toBe(collectionPage);
+    const tracker = page.getByRole('article', { name: 'Connection Tracker' });
+    await tracker.getByTestId('job-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 30_000 });
+    await tracker.getByText(`${STUB_ENTITIES} entities`).waitFor();
+    expect(await tracker.getByRole('button', { name: 'Sign in again' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await page.getByRole('status').count()).toBe(0);
+    await shot('oauth-connected');
+  });
+
+  test('a denied sign-in comes back as an error; "Sign in again" gets a fresh link that completes; your own OAuth app signs in with its client', async () => {
+    provider.denyAccess = true;
+    await page.getByLabel('Source', { exact: true }).selectOption('stub');
+    await page.getByLabel('Connection name').fill('Denied tracker');
+    await page.getByLabel(/OAuth authorization endpoint/).fill(provider.authorizeUrl);
+    await page.getByLabel(/OAuth token endpoint/).fill(provider.tokenUrl);
+    await page.getByRole('button', { name: 'Sign in with Stub' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Sign-in failed for “Denied tracker”: Access was denied at the provider. (access_denied)' }).waitFor({ timeout: 15_000 });
+    const denied = page.getByRole('article', { name: 'Connection Denied tracker' });
+    await denied.getByText('pending_auth', { exact: true }).waitFor();
+    expect(await denied.getByTestId('job-status').count()).toBe(0);
+
+    provider.denyAccess = false;
+    await denied.getByRole('button', { name: 'Sign in again' }).click();
+    await page.getByRole('status').filter({ hasText: 'Signed in: “Denied tracker” is connected.' }).waitFor({ timeout: 15_000 });
+    await denied.getByTestId('job-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 30_000 });
+    expect(await denied.getByRole('button', { name: 'Sign in again' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+
+    await page.getByLabel('Source', { exact: true }).selectOption('stub');
+    await page.getByLabel('Connection name').fill('Own app tracker');
+    await page.getByLabel(/OAuth authorization endpoint/).fill(provider.authorizeUrl);
+    await page.getByLabel(/OAuth token endpoint/).fill(provider.tokenUrl);
+    await page.getByLabel('Sign in with your own OAuth app').check();
+    await page.getByLabel('Client ID').fill(OWN_CLIENT.id);
+    await page.getByLabel('Client secret').fill(OWN_CLIENT.secret);
+    const exchanges = provider.exchanges.length;
+    await page.getByRole('button', { name: 'Continue to sign in' }).click();
+    await page.getByRole('status').filter({ hasText: 'Signed in: “Own app tracker” is connected.' }).waitFor({ timeout: 15_000 });
+    expect(provider.exchanges.slice(exchanges)).toMatchObject([{ clientId: OWN_CLIENT.id, outcome: 'issued' }]);
+    // Neither client secret nor any issued token reached the page.
+    const html = await page.content();
+    for (const secret of [OWN_CLIENT.secret, OPERATOR_CLIENT.secret, ...provider.issuedTokens]) expect(html).not.toContain(secret);
   });
 
   test('webhooks: an admin bearer token creates a subscription; its messages and attempts are listed', async () => {

@@ -41,8 +41,9 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
   const [narrowing, setNarrowing] = useState<Narrowing>({ entityType: null, connectionId: null, nameContains: '' });
   const [nameInput, setNameInput] = useState('');
   const [offset, setOffset] = useState(0);
+  // The page is kept with the offset it was read at: while the next one loads, the range still tells what is shown.
   const { data, error } = useLoad(
-    () => api.request(CollectionEntitiesDocument, { readableId, filter: filterOf(narrowing), limit: PAGE, offset }),
+    () => api.request(CollectionEntitiesDocument, { readableId, filter: filterOf(narrowing), limit: PAGE, offset }).then((page) => ({ ...page, offset })),
     [readableId, narrowing, offset],
   );
   const narrow = (change: Partial<Narrowing>) => {
@@ -54,6 +55,7 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
     narrow({ nameContains: nameInput.trim() });
   };
   const listing = data?.collectionEntities;
+  const shownFrom = data?.offset ?? 0;
 
   return (
     <Section title="Entities">
@@ -110,13 +112,13 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
                 </tbody>
               </table>
               <div className="actions pager">
-                <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+                <button type="button" disabled={shownFrom === 0} onClick={() => setOffset(Math.max(0, shownFrom - PAGE))}>
                   Previous
                 </button>
                 <span data-testid="entities-range">
-                  {offset + 1}–{offset + listing.items.length} of {listing.total}
+                  {shownFrom + 1}–{shownFrom + listing.items.length} of {listing.total}
                 </span>
-                <button type="button" disabled={offset + PAGE >= listing.total} onClick={() => setOffset(offset + PAGE)}>
+                <button type="button" disabled={shownFrom + PAGE >= listing.total} onClick={() => setOffset(shownFrom + PAGE)}>
                   Next
                 </button>
               </div>

@@ -12,8 +12,10 @@ const PAGE = 20;
 export function SkippedItems({ jobId, finished }: { jobId: string; finished: boolean }) {
   const api = useApi();
   const [offset, setOffset] = useState(0);
-  const { data, error } = useLoad(() => api.request(SkippedItemsDocument, { jobId, limit: PAGE, offset }), [jobId, finished, offset]);
+  // The page is kept with the offset it was read at, as in the entities listing.
+  const { data, error } = useLoad(() => api.request(SkippedItemsDocument, { jobId, limit: PAGE, offset }).then((page) => ({ ...page, offset })), [jobId, finished, offset]);
   const skipped = data?.syncJob?.skipped;
+  const shownFrom = data?.offset ?? 0;
   if (error) return <ErrorNote error={error} />;
   if (!skipped || skipped.count === 0) return null;
   const reasons = skipped.byReason.map((entry) => `${entry.reason}: ${entry.count}`).join(', ');
@@ -38,14 +40,14 @@ export function SkippedItems({ jobId, finished }: { jobId: string; finished: boo
       </table>
       {skipped.listed > PAGE && (
         <div className="actions pager">
-          <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
+          <button type="button" disabled={shownFrom === 0} onClick={() => setOffset(Math.max(0, shownFrom - PAGE))}>
             Previous
           </button>
           <span>
-            {offset + 1}–{Math.min(offset + PAGE, skipped.listed)} of {skipped.listed} listed
+            {shownFrom + 1}–{shownFrom + skipped.items.length} of {skipped.listed} listed
             {skipped.listed < skipped.count ? ` (the first ${skipped.listed} of ${skipped.count})` : ''}
           </span>
-          <button type="button" disabled={offset + PAGE >= skipped.listed} onClick={() => setOffset(offset + PAGE)}>
+          <button type="button" disabled={shownFrom + PAGE >= skipped.listed} onClick={() => setOffset(shownFrom + PAGE)}>
             Next
           </button>
         </div>

@@ -22,9 +22,10 @@ export function returnUrlFor(readableId: string): string {
  */
 export const callbackUrl = () => new URL('oauth/callback', window.location.href.split(/[?#]/)[0]).toString();
 
-/** Sends the browser to the provider; it comes back to the page named at returnUrlFor. */
+/** Sends the browser to the provider; it comes back to the page named at returnUrlFor. Only to http(s): a `javascript:` address would run here. */
 export function goToSignIn(authUrl: string | null): void {
   if (!authUrl) throw new Error('The service gave no sign-in address for this connection');
+  if (!/^https?:$/.test(new URL(authUrl).protocol)) throw new Error('The sign-in address of this connection is not an http(s) address');
   window.location.assign(authUrl);
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { seededRandom } from '../../shared/seeded-random.js';
 import { z } from 'zod';
 import { CredentialsRejectedError, type Connector, type SourceEntity, type SourceItem } from '../connector.js';
-import { nonBlankString } from '../contract/schemas.js';
+import { httpBaseUrl, nonBlankString } from '../contract/schemas.js';
 
 /**
  * A deterministic generated source for tests and benchmarks. Entity `i` always has the same id,
@@ -34,8 +34,8 @@ const config = z.strictObject({
   delay_ms: z.int().min(0).max(60_000).default(0).meta({ title: 'Delay per entity (ms)' }),
   fail_after: z.int().min(0).nullable().default(null).meta({ title: 'Fail after N entities' }),
   revision: z.int().min(0).default(0).meta({ title: 'Revision', description: 'Changing it changes the text of every tenth entity.' }),
-  oauth_authorize_url: z.string().default('https://stub.example/oauth/authorize').meta({ title: 'OAuth authorization endpoint', description: 'Where a browser sign-in is sent (tests point it at a local server).' }),
-  oauth_token_url: z.string().default('https://stub.example/oauth/token').meta({ title: 'OAuth token endpoint', description: 'Where codes are exchanged and tokens refreshed (tests point it at a local server).' }),
+  oauth_authorize_url: httpBaseUrl('https://stub.example/oauth/authorize').default('https://stub.example/oauth/authorize').meta({ title: 'OAuth authorization endpoint', description: 'Where a browser sign-in is sent (tests point it at a local server).' }),
+  oauth_token_url: httpBaseUrl('https://stub.example/oauth/token').default('https://stub.example/oauth/token').meta({ title: 'OAuth token endpoint', description: 'Where codes are exchanged and tokens refreshed (tests point it at a local server).' }),
 });
 
 export type StubConfig = z.infer<typeof config>;

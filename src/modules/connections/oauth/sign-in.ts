@@ -106,8 +106,16 @@ export class OAuthSignIns {
     return { clientId: secrets.client.clientId, clientSecret: secrets.client.clientSecret };
   }
 
-  /** Starts a sign-in in `em` (it commits with the caller's change); replaces the connection's earlier one. */
+  /**
+   * Starts a sign-in in `em` (it commits with the caller's change); replaces the connection's earlier
+   * one. A 422 when the config names OAuth endpoints that are not http(s): the auth_url is followed
+   * by browsers (the console assigns it to `window.location`), where a `javascript:` one would run.
+   */
   async begin(em: EntityManager, request: SignInRequest): Promise<SignInLink> {
+    const endpoints = [request.spec.authorizeUrl(request.config), request.spec.tokenUrl(request.config)];
+    if (!endpoints.every(isHttpUrl)) {
+      throw new ValidationError([{ loc: ['config'], msg: "The source's OAuth authorization and token endpoints must be http or https URLs", type: 'url_parsing' }]);
+    }
     const state = randomBytes(32).toString('base64url');
     const codeVerifier = request.spec.pkce ? randomBytes(48).toString('base64url') : null;
     const redirectUri = request.redirectUri ?? this.callbackAddress.url();
@@ -164,3 +172,5 @@ export function authorizeUrl(spec: OAuth2Spec, config: Record<string, unknown>, 
   for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
   return url.toString();
 }
+
+const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);

@@ -284,9 +284,9 @@ describeWithChromium('web console in headless Chromium', () => {
     await tracker.getByTestId('job-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 30_000 });
     await tracker.getByText(`${STUB_ENTITIES} entities`).waitFor();
     expect(await tracker.getByRole('button', { name: 'Sign in again' }).count()).toBe(0);
+    await shot('oauth-connected');
     await page.getByRole('button', { name: 'Dismiss' }).click();
     expect(await page.getByRole('status').count()).toBe(0);
-    await shot('oauth-connected');
   });
 
   test('a denied sign-in comes back as an error; "Sign in again" gets a fresh link that completes; your own OAuth app signs in with its client', async () => {

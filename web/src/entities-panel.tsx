@@ -68,7 +68,10 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
       {listing && (
         <>
           <div className="facets">
-            <ul aria-label="By type">
+            <span id="entities-by-type" className="muted">
+              By type
+            </span>
+            <ul aria-labelledby="entities-by-type">
               {listing.byType.map((entry) => (
                 <Facet
                   key={entry.entityType}
@@ -79,7 +82,10 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
                 />
               ))}
             </ul>
-            <ul aria-label="By connection">
+            <span id="entities-by-connection" className="muted">
+              By connection
+            </span>
+            <ul aria-labelledby="entities-by-connection">
               {listing.bySource.map((entry) => (
                 <Facet
                   key={entry.sourceConnectionId}

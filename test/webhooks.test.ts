@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
+import { TestTokenEndpoint } from '../src/modules/connections/oauth/test-token-endpoint.js';
 import { WebhookReceiver, type ReceivedDelivery } from '../src/modules/webhooks/webhook-receiver.js';
 import { EVENT_TYPES } from '../src/platform/events/event-bus.js';
 import { loadOpenApiDocument } from '../src/rest/facade.js';
@@ -149,10 +150,10 @@ describe('webhooks', () => {
     expect((await call('GET', '/webhooks/messages/00000000-0000-4000-8000-000000000000')).status).toBe(404);
   });
 
-  test('all eleven event types fire from the real state changes, each payload exactly as documented, committed with its change', async () => {
+  test('all twelve event types fire from the real state changes, each payload exactly as documented, committed with its change', async () => {
     const target = await receiver();
     // A secret of the user's own that is not base64: its UTF-8 bytes are the key.
-    const own = 'all eleven events: my own secret';
+    const own = 'all twelve events: my own secret';
     const { id, secret } = await subscribe(target.url, [...EVENT_TYPES], own);
     const call = withKey();
     const made = await collection('Every event');
@@ -171,6 +172,19 @@ describe('webhooks', () => {
     const run = (await call('POST', `/source-connections/${slow.id}/run`)).body;
     expect((await call('POST', `/source-connections/${slow.id}/jobs/${run.id}/cancel`)).status).toBe(200);
     const cancelled = await waitForJob(call, slow.id, run.id, ['CANCELLED']);
+    // An OAuth connection whose refresh the provider refuses (a revoked refresh token): its user must sign in again.
+    const tokenEndpoint = await new TestTokenEndpoint().start();
+    tokenEndpoint.clients.set('events-client', 'events-secret');
+    const expiring = (
+      await call('POST', '/source-connections', {
+        short_name: 'stub',
+        readable_collection_id: made.readable_id,
+        config: { entity_count: 3, hierarchy_depth: 0, oauth_token_url: tokenEndpoint.url },
+        authentication: { access_token: 'access-expiring', refresh_token: 'refresh-revoked', expires_at: new Date(Date.now() + 20_000).toISOString(), client_id: 'events-client', client_secret: 'events-secret' },
+      })
+    ).body;
+    const expired = await waitForJob(call, expiring.id, (await lastJob(expiring.id)).id, ['COMPLETED', 'FAILED']).finally(() => tokenEndpoint.stop());
+    expect(expired.status).toBe('FAILED');
     expect((await call('DELETE', `/source-connections/${bad.id}`)).status).toBe(200);
     const doomed = await collection('Deleted with its events');
     // Its connection goes with it, its sync still pending or running: both are reported.
@@ -237,6 +251,7 @@ describe('webhooks', () => {
       expect.arrayContaining([connectionEvent(bad, 'source_connection.deleted'), { ...connectionEvent(doomedConnection, 'source_connection.deleted'), collection_readable_id: doomed.readable_id }]),
     );
     expect(ofType('source_connection.deleted')).toHaveLength(2);
+    expect(ofType('source_connection.auth_expired')).toEqual([{ ...connectionEvent(expiring, 'source_connection.auth_expired'), is_authenticated: expect.any(Boolean) }]);
     expect(ofType('sync.cancelled', (p) => p.sync_job_id === doomedJob.id)).toEqual([
       expect.objectContaining({ event_type: 'sync.cancelled', source_connection_id: doomedConnection.id, collection_id: doomed.id, collection_name: 'Deleted with its events' }),
     ]);

@@ -83,17 +83,23 @@ async function readCapped(response: Response, maxBytes: number, url: URL): Promi
   return body;
 }
 
-/** The start of an error answer, for the message (the rest is dropped unread). */
-async function excerptOf(response: Response): Promise<string> {
+/**
+ * The start of an error answer, for the message (the rest is dropped unread), without the token the
+ * request was sent with: an API or proxy that echoes the request (its headers) in an error would
+ * otherwise put it in job errors that every member of the organization reads.
+ */
+async function excerptOf(response: Response, sent: SentToken | null): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const part of response.body ?? []) {
     parts.push(Buffer.from(part));
     size += part.length;
-    if (size >= EXCERPT_CHARACTERS * 4) break;
+    // Past the excerpt by a token's length, so that a token the cut would split is still found whole.
+    if (size >= EXCERPT_CHARACTERS * 4 + (sent?.token.length ?? 0)) break;
   }
   await response.body?.cancel().catch(() => {});
-  return Buffer.concat(parts).toString('utf8').replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARACTERS);
+  const text = Buffer.concat(parts).toString('utf8');
+  return (sent ? text.replaceAll(sent.token, '[token]') : text).replace(/\s+/g, ' ').trim().slice(0, EXCERPT_CHARACTERS);
 }
 
 const discard = (response: Response) => response.body?.cancel().catch(() => {});
@@ -205,7 +211,7 @@ class ConnectionHttpClient implements SourceHttpClient {
         continue;
       }
       if ((status >= 200 && status < 300) || request.acceptStatuses.includes(status)) return answer;
-      throw new SourceHttpError(status, shown(url), await excerptOf(response));
+      throw new SourceHttpError(status, shown(url), await excerptOf(response, sent));
     }
   }
 

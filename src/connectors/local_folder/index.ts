@@ -400,8 +400,10 @@ async function* walkFolder(
       try {
         extracted = await extractText({ name: entry.name, bytes });
       } catch (error) {
+        // Left out once, for this reason (not also as "no text" below).
         skip(relative, 'text extraction failed', { err: error });
-        extracted = null;
+        next.files[relative] = state(false);
+        continue;
       }
       signal.throwIfAborted();
       next.files[relative] = state(extracted !== null);

@@ -254,6 +254,14 @@ describe('local_folder sync', () => {
     expect(debug.find((entry) => entry.record.file === 'big.txt')?.record.reason).toBe('larger than max_file_bytes');
   });
 
+  test('a file whose text extraction fails is left out once, for that reason, and not indexed', async () => {
+    write('broken.docx', 'this is not really a Word document');
+    const { entities, debug, cursor } = await sync({ path: docs });
+    expect(entities.map((entity) => entity.entityId)).not.toContain('broken.docx');
+    expect(debug.filter((entry) => entry.record.file === 'broken.docx').map((entry) => entry.record.reason)).toEqual(['text extraction failed']);
+    expect((cursor as FolderCursor).files['broken.docx']!.indexed).toBe(false);
+  });
+
   test('an incremental run yields exactly the changed and new files, keeps the rest and deletes what is gone', async () => {
     const first = await sync({ path: docs });
 

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { XMLParser } from 'fast-xml-parser';
+import { readCappedBody } from '../../platform/http/capped-body.js';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
 import type { Logger } from '../../platform/logger.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
@@ -135,7 +136,7 @@ export class S3Client {
       try {
         const headers = { ...signedHeaders({ method: 'GET', url, keys: this.keys, region: this.target.region, now: new Date() }), 'user-agent': 'Catchment' };
         response = await webClient.get(url.href, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
-        body = await readCapped(response, maxBytes);
+        body = await readCappedBody(response, maxBytes);
       } catch (error) {
         signal.throwIfAborted();
         const cause = (error as { cause?: { message?: string; code?: string } }).cause;
@@ -161,23 +162,6 @@ export class S3Client {
 }
 
 /** The body, or null when it is larger than `maxBytes` (then not read further). */
-async function readCapped(response: Awaited<ReturnType<WebClient['get']>>, maxBytes: number): Promise<Buffer | null> {
-  const declared = Number(response.headers.get('content-length'));
-  const parts: Buffer[] = [];
-  let size = 0;
-  if (Number.isFinite(declared) && declared > maxBytes) size = declared;
-  else {
-    for await (const part of response.body ?? []) {
-      size += part.length;
-      if (size > maxBytes) break;
-      parts.push(Buffer.from(part));
-    }
-  }
-  if (size <= maxBytes) return Buffer.concat(parts);
-  await response.body?.cancel().catch(() => {});
-  return null;
-}
-
 interface ListBucketResult {
   Contents?: { Key?: unknown; ETag?: unknown; LastModified?: unknown; Size?: unknown }[];
   IsTruncated?: unknown;

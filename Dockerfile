@@ -3,14 +3,14 @@
 #   docker run -p 8080:8080 -v catchment-data:/data catchment        (embedded: everything under /data)
 # The build context is what .dockerignore leaves: never data/, .env, node_modules or tests (test/docker-context.test.ts).
 
-# Build stage: every dependency, to build the web console.
+# Build stage: every dependency, to build the web console and compile the service (dist/: no swc or TypeScript at run time).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Install scripts are skipped as on the machines Catchment is developed on; the console is built below.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-RUN mkdir -p web/dist && npm run --if-present web:build
+RUN mkdir -p web/dist && npm run --if-present web:build && npm run build
 
 # Runtime stage: production dependencies and the files the process reads, owned by root and run as `node`.
 FROM node:24-bookworm-slim AS runtime
@@ -26,6 +26,8 @@ COPY bin ./bin
 COPY src ./src
 COPY openapi ./openapi
 COPY --from=build /app/web/dist ./web/dist
+# The compiled service, which bin/catchment.js runs (the sources above are its fallback when they are newer).
+COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -1,16 +1,20 @@
 import path from 'node:path';
 import type { Config } from '../../config.js';
-import { LanceDbVectorIndex } from './lancedb-index.js';
 import type { VectorIndex } from './vector-index.js';
-import { WeaviateVectorIndex } from './weaviate-index.js';
 
-/** The vector index the configuration asks for: Weaviate when WEAVIATE_URL is set, else LanceDB files under the data directory. */
+/**
+ * The vector index the configuration asks for: Weaviate when WEAVIATE_URL is set, else LanceDB files
+ * under the data directory. Each adapter is imported only when chosen: the Weaviate client alone is
+ * ~27 MiB of resident memory that an embedded deployment never uses.
+ */
 export async function createVectorIndex(
   config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort'>,
   dimensions: number,
 ): Promise<VectorIndex> {
   if (config.weaviateUrl !== undefined) {
+    const { WeaviateVectorIndex } = await import('./weaviate-index.js');
     return WeaviateVectorIndex.open({ url: config.weaviateUrl, apiKey: config.weaviateApiKey, grpcPort: config.weaviateGrpcPort, dimensions });
   }
+  const { LanceDbVectorIndex } = await import('./lancedb-index.js');
   return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions);
 }

@@ -123,6 +123,20 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     expect((await storedOf(id)).accessToken).not.toBe(token);
   });
 
+  test('with one database connection (embedded PGlite has one), an operator app read from the database does not wait behind the row lock of the refresh', async () => {
+    const single = await MikroORM.init(ormOptions(database.url, 1));
+    try {
+      // OperatorOAuthApps reads its row through the ORM: here, a query on the one connection.
+      const appsInDatabase = { clientFor: async (shortName: string) => ((await single.em.fork().getConnection().execute('select 1 as one')).length === 1 ? operatorApps.clientFor(shortName) : null) };
+      const id = await connectionWith({ accessToken: 'access-expiring', refreshToken: endpoint.issueRefreshToken(CLIENT_ID), expiresAt: soon() });
+      const provider = createTokenProvider({ orm: single, secretBox, connectionId: id, connector: connector(), config: {}, operatorApps: appsInDatabase, allowPrivateNetworks: true, logger: capture.logger });
+      expect(await provider.refreshAfterRejection('access-expiring')).toBe((await storedOf(id)).accessToken);
+      expect(endpoint.requests).toHaveLength(1);
+    } finally {
+      await single.close(true);
+    }
+  });
+
   test('two processes refreshing the same connection at once: the token endpoint is asked once, both use its token', async () => {
     const id = await connectionWith({ accessToken: 'access-expiring', refreshToken: endpoint.issueRefreshToken(CLIENT_ID), expiresAt: soon() });
     let release!: () => void;

@@ -78,13 +78,16 @@ class ConnectionTokens implements TokenProvider {
    * same refresh token would be refused). The new tokens are committed before they are returned.
    */
   private async refreshLocked(reason: RefreshReason): Promise<OAuthCredentials> {
-    const { orm, secretBox, connectionId, logger } = this.options;
+    const { orm, secretBox, connectionId, logger, connector, config, operatorApps } = this.options;
+    // Looked up before the lock is taken: a query outside the transaction while it holds the
+    // database's only connection (embedded PGlite) would wait for it forever.
+    const operatorApp = connector.auth.kind === 'oauth2' ? await operatorApps.clientFor(connector.shortName, connector.auth.oauth.tokenUrl(config)) : null;
     return orm.em.fork().transactional(async (em) => {
       const row = await em.findOne(SourceConnection, { id: connectionId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const stored = this.opened(row);
       const replaced = reason.kind === 'rejected' ? stored.accessToken !== reason.token : !expiresSoon(stored);
       if (replaced) return stored;
-      const refreshed = await this.requestRefresh(stored);
+      const refreshed = await this.requestRefresh(stored, operatorApp);
       row!.sealedCredentials = secretBox.seal(JSON.stringify(refreshed));
       await em.flush();
       logger.info({ sourceConnectionId: connectionId, reason: reason.kind, rotated: refreshed.refreshToken !== stored.refreshToken }, 'OAuth tokens refreshed');
@@ -92,11 +95,11 @@ class ConnectionTokens implements TokenProvider {
     });
   }
 
-  private async requestRefresh(stored: OAuthCredentials): Promise<OAuthCredentials> {
+  private async requestRefresh(stored: OAuthCredentials, operatorApp: OAuthClient | null): Promise<OAuthCredentials> {
     const { connector, config, allowPrivateNetworks } = this.options;
     if (connector.auth.kind !== 'oauth2') throw new CredentialsRejectedError(`The ${connector.name} source does not sign in with OAuth`);
     if (!stored.refreshToken) throw new CredentialsRejectedError(`${connector.name} refused the access token, and there is no refresh token to renew it with: sign in again`);
-    const client = await this.clientOf(stored, connector.auth.oauth.tokenUrl(config));
+    const client = clientOf(stored, operatorApp);
     if (!client) throw new CredentialsRejectedError(`The access token cannot be renewed: the OAuth client that obtained it is not available (sign in again)`);
     try {
       const tokens = await requestTokens({ spec: connector.auth.oauth, config, client, grant: { type: 'refresh_token', refreshToken: stored.refreshToken }, allowPrivateNetworks });
@@ -113,13 +116,14 @@ class ConnectionTokens implements TokenProvider {
     }
   }
 
-  /** The client that refreshes at `tokenUrl`: the connection's own, or the operator's app when it serves that endpoint. */
-  private async clientOf(stored: OAuthCredentials, tokenUrl: string): Promise<OAuthClient | null> {
-    const { client } = stored;
-    if (client.kind === 'connection') return { clientId: client.clientId, clientSecret: client.clientSecret };
-    if (client.kind === 'operator') return this.options.operatorApps.clientFor(this.options.connector.shortName, tokenUrl);
-    return null;
-  }
+}
+
+/** The client that refreshes: the connection's own, or the operator's app (null when none serves the connection's token endpoint). */
+function clientOf(stored: OAuthCredentials, operatorApp: OAuthClient | null): OAuthClient | null {
+  const { client } = stored;
+  if (client.kind === 'connection') return { clientId: client.clientId, clientSecret: client.clientSecret };
+  if (client.kind === 'operator') return operatorApp;
+  return null;
 }
 
 /** The token provider of one connection (one per run or check). */

@@ -7,6 +7,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { startServer, type RunningServer } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { CredentialsRejectedError } from '../src/connectors/contract/errors.js';
+import { createTokenProvider } from '../src/modules/connections/oauth/token-provider.js';
 import { capturingLogger } from './support/capturing-logger.js';
 import { createTestDatabase, http, REDIS_URL, TEST_ENCRYPTION_KEY, type TestDatabase } from './support/harness.js';
 import { TestOAuthProvider } from './support/oauth-provider.js';
@@ -267,6 +269,102 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
       client: { kind: 'connection', clientId: OWN_CLIENT.id, clientSecret: OWN_CLIENT.secret },
     });
     expect(await eventsOf(created.body.id, 'source_connection.auth_completed')).toBe(1);
+  });
+
+  const createTokenConnection = async (authentication: Record<string, unknown>, config: Record<string, unknown> = stubConfig()) => {
+    const created = await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: collection, config, sync_immediately: false, authentication });
+    expect(created.status).toBe(200);
+    expect(created.body.auth_method).toBe('oauth_token');
+    return created.body;
+  };
+  const storedCredentials = async (connectionId: string) => {
+    const row = (await db.query<{ sealed_credentials: string }>(`select sealed_credentials from source_connections where id = $1`, [connectionId])).rows[0]!;
+    return JSON.parse(running.core.secretBox.open(row.sealed_credentials));
+  };
+
+  test("oauth_token with a refresh token records the operator's app as its refresh client only when the app serves the connection's token endpoint", async () => {
+    const given = { access_token: 'given-access-token-served', refresh_token: 'given-refresh-token-served' };
+    const served = await createTokenConnection(given);
+    expect((await storedCredentials(served.id)).client).toEqual({ kind: 'operator' });
+
+    // A self-managed server of the user's: the operator's app is registered for the provider's endpoint only.
+    const elsewhere = new TestOAuthProvider();
+    await elsewhere.start();
+    try {
+      elsewhere.clients.set(OPERATOR_CLIENT.id, OPERATOR_CLIENT.secret);
+      const expired = new Date(Date.now() - 60_000).toISOString();
+      const unserved = await createTokenConnection({ ...given, expires_at: expired }, { ...stubConfig(), oauth_authorize_url: elsewhere.authorizeUrl, oauth_token_url: elsewhere.tokenUrl });
+      expect((await storedCredentials(unserved.id)).client).toEqual({ kind: 'none' });
+      // Its token expired: with no client to renew it, the sync's token request is refused as needing a sign-in, and nothing reaches the server.
+      const { services, database: coreDatabase, secretBox } = running.core;
+      const tokens = createTokenProvider({
+        orm: coreDatabase.orm,
+        secretBox,
+        connectionId: unserved.id,
+        connector: services.sources.connector('stub'),
+        config: unserved.config,
+        operatorApps: services.operatorApps,
+        allowPrivateNetworks: true,
+        logger: logs.logger,
+      });
+      await expect(tokens.accessToken()).rejects.toBeInstanceOf(CredentialsRejectedError);
+      expect(elsewhere.exchanges).toEqual([]);
+    } finally {
+      await elsewhere.stop();
+    }
+  });
+
+  test("an oauth_token connection signs in again through the browser with the operator's app and becomes an oauth_browser one", async () => {
+    const created = await createTokenConnection({ access_token: 'given-access-token-reauth' });
+    const fresh = await call('POST', `/source-connections/${created.id}/authorize`, { redirect_url: receiver.url, sync_immediately: false });
+    expect(fresh.status).toBe(200);
+    expect(new URL(fresh.body.auth.auth_url).searchParams.get('client_id')).toBe(OPERATOR_CLIENT.id);
+    // Until the sign-in completes, the given token stays the connection's.
+    expect(fresh.body).toMatchObject({ auth_method: 'oauth_token', is_authenticated: true });
+
+    await browse(fresh.body.auth.auth_url);
+    expect(Object.fromEntries(receiver.visits.at(-1)!)).toEqual({ status: 'success', source_connection_id: created.id });
+    expect(provider.exchanges.at(-1)).toMatchObject({ clientId: OPERATOR_CLIENT.id, outcome: 'issued' });
+    const signedIn = (await call('GET', `/source-connections/${created.id}`)).body;
+    expect(signedIn).toMatchObject({ auth_method: 'oauth_browser', is_authenticated: true, auth: { method: 'oauth_browser', authenticated: true } });
+    const stored = await storedCredentials(created.id);
+    expect(stored).toMatchObject({ accessToken: provider.issuedTokens.at(-1), client: { kind: 'operator' } });
+    expect(stored.refreshToken).toMatch(/^refresh-/);
+  });
+
+  test("an oauth_token connection given with its own client signs in again with that client and becomes an oauth_byoc one", async () => {
+    const created = await createTokenConnection({ access_token: 'given-access-token-own', refresh_token: 'given-refresh-token-own', client_id: OWN_CLIENT.id, client_secret: OWN_CLIENT.secret });
+    const fresh = await call('POST', `/source-connections/${created.id}/authorize`, { redirect_url: receiver.url, sync_immediately: false });
+    expect(fresh.status).toBe(200);
+    expect(new URL(fresh.body.auth.auth_url).searchParams.get('client_id')).toBe(OWN_CLIENT.id);
+    expect(JSON.stringify(fresh.body)).not.toContain(OWN_CLIENT.secret);
+    await browse(fresh.body.auth.auth_url);
+    expect(receiver.visits.at(-1)!.get('status')).toBe('success');
+    expect(provider.exchanges.at(-1)).toMatchObject({ clientId: OWN_CLIENT.id, outcome: 'issued' });
+    expect((await call('GET', `/source-connections/${created.id}`)).body).toMatchObject({ auth_method: 'oauth_byoc', auth: { method: 'oauth_byoc', authenticated: true } });
+    expect((await storedCredentials(created.id)).client).toEqual({ kind: 'connection', clientId: OWN_CLIENT.id, clientSecret: OWN_CLIENT.secret });
+  });
+
+  test("an oauth_token connection with no client of its own, at a server the operator's app does not serve, needs one to sign in again (422), and signs in with the one given", async () => {
+    const elsewhere = new TestOAuthProvider();
+    await elsewhere.start();
+    try {
+      elsewhere.clients.set(OWN_CLIENT.id, OWN_CLIENT.secret);
+      const created = await createTokenConnection({ access_token: 'given-access-token-elsewhere' }, { ...stubConfig(), oauth_authorize_url: elsewhere.authorizeUrl, oauth_token_url: elsewhere.tokenUrl });
+      const refused = await call('POST', `/source-connections/${created.id}/authorize`, { redirect_url: receiver.url });
+      expect(refused.status).toBe(422);
+      expect(refused.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'client_id'], type: 'byoc_required' })]);
+      expect((await call('GET', `/source-connections/${created.id}`)).body.auth_method).toBe('oauth_token');
+
+      const withOwn = await call('POST', `/source-connections/${created.id}/authorize`, { redirect_url: receiver.url, sync_immediately: false, client_id: OWN_CLIENT.id, client_secret: OWN_CLIENT.secret });
+      expect(withOwn.status).toBe(200);
+      await browse(withOwn.body.auth.auth_url);
+      expect(receiver.visits.at(-1)!.get('status')).toBe('success');
+      expect(elsewhere.exchanges).toEqual([expect.objectContaining({ clientId: OWN_CLIENT.id, outcome: 'issued' })]);
+      expect((await call('GET', `/source-connections/${created.id}`)).body.auth_method).toBe('oauth_byoc');
+    } finally {
+      await elsewhere.stop();
+    }
   });
 
   test('a fresh auth_url for a connection that never finished: the earlier link stops working, the new one signs in; members are refused', async () => {

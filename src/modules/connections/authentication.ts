@@ -41,8 +41,11 @@ export function inferAuthMethod(connector: Connector, auth: AuthenticationInput 
   return authMethodsOf(connector).includes('direct') ? 'direct' : 'oauth_browser';
 }
 
-/** Checks what a create request's `authentication` carries for its method; 422 with `loc` into it otherwise. */
-export async function planAuthentication(connector: Connector, auth: AuthenticationInput | null, operatorApps: OperatorOAuthApps): Promise<AuthenticationPlan> {
+/**
+ * Checks what a create request's `authentication` carries for its method, for a connection with
+ * `config` (parsed); 422 with `loc` into it otherwise.
+ */
+export async function planAuthentication(connector: Connector, config: unknown, auth: AuthenticationInput | null, operatorApps: OperatorOAuthApps): Promise<AuthenticationPlan> {
   const method = inferAuthMethod(connector, auth);
   const supported = authMethodsOf(connector);
   if (!supported.includes(method)) {
@@ -61,10 +64,12 @@ export async function planAuthentication(connector: Connector, auth: Authenticat
       const accessToken = requiredText(auth?.accessToken, ['authentication', 'access_token'], issues);
       const ownClient = clientOf(auth, false, issues);
       const refreshToken = auth?.refreshToken ?? null;
-      // A refresh token only works with the client it was issued to: the caller's, or else the operator's app.
+      // A refresh token only works with the client it was issued to: the caller's, or else the operator's
+      // app, when it serves this connection's token endpoint (decided now: an app for another server
+      // would only be refused at the first refresh). Without either, the token is used until it expires.
       const client: OAuthCredentials['client'] = ownClient
         ? { kind: 'connection', ...ownClient }
-        : refreshToken && (await operatorApps.has(connector.shortName))
+        : refreshToken && (await operatorServes(connector, config, operatorApps))
           ? { kind: 'operator' }
           : { kind: 'none' };
       plan = { method, credentials: { kind: 'oauth', accessToken, refreshToken, expiresAt: auth?.expiresAt?.toISOString() ?? null, scope: null, client } };
@@ -81,6 +86,12 @@ export async function planAuthentication(connector: Connector, auth: Authenticat
   }
   if (issues.length) throw new ValidationError(issues);
   return plan;
+}
+
+/** Whether the operator's app of the source serves the token endpoint of `config`. */
+async function operatorServes(connector: Connector, config: unknown, operatorApps: OperatorOAuthApps): Promise<boolean> {
+  if (connector.auth.kind !== 'oauth2') return false;
+  return (await operatorApps.clientFor(connector.shortName, connector.auth.oauth.tokenUrl(config))) !== null;
 }
 
 /** The caller's own OAuth client (`client_id`, `client_secret`), when given; the secret may be optional for PKCE clients. */

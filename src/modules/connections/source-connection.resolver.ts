@@ -53,7 +53,7 @@ export class SourceConnectionResolver {
 
   @Mutation(() => SourceConnection, {
     description:
-      "A fresh sign-in for a browser sign-in connection that never finished or needs re-authentication: the answer's auth.authUrl (valid 10 minutes) replaces any earlier one. Needs the admin role or higher (FORBIDDEN otherwise).",
+      "A fresh browser sign-in for an OAuth connection (oauth_browser, oauth_byoc, oauth_token) that never finished or needs re-authentication: the answer's auth.authUrl (valid 10 minutes) replaces any earlier one. The client given, else the connection's own, else the operator's app when it serves the connection's token endpoint (a 422 byoc_required without any); once signed in the connection is oauth_byoc or oauth_browser. Needs the admin role or higher (FORBIDDEN otherwise).",
   })
   @UseMiddleware(Guard(write))
   authorizeSourceConnection(

@@ -86,7 +86,7 @@ export interface SourceConnectionDependencies {
 }
 
 const DELETE_WAIT_MS = 15_000;
-const BROWSER_METHODS = new Set(['oauth_browser', 'oauth_byoc']);
+const OAUTH_METHODS = new Set(['oauth_browser', 'oauth_byoc', 'oauth_token']);
 
 /** Business rules of source connections; every method is scoped to the caller's organization. */
 export class SourceConnectionService {
@@ -136,7 +136,7 @@ export class SourceConnectionService {
     if (connector && config && cron) this.checkRunnable(connector, config.value, issues);
     if (!connector || !config || issues.length) throw new ValidationError(issues);
 
-    const plan = await planAuthentication(connector, input.authentication ?? null, this.deps.operatorApps);
+    const plan = await planAuthentication(connector, config.value, input.authentication ?? null, this.deps.operatorApps);
     const browser = plan.method === 'oauth_browser' || plan.method === 'oauth_byoc' ? plan : null;
     const signInClient = browser ? await this.deps.signIns.client(connector, config.value, browser.ownClient, ['authentication']) : null;
     if (plan.method === 'direct') await this.checks.check(connector, config.value, plan.credentials, null);
@@ -184,8 +184,11 @@ export class SourceConnectionService {
   }
 
   /**
-   * A new browser sign-in for a connection that never finished one or whose tokens were refused: a
-   * fresh `auth_url`, replacing any earlier one. Admin or owner: it replaces the connection's credentials.
+   * A new browser sign-in for an OAuth connection that never finished one or whose tokens were
+   * refused: a fresh `auth_url`, replacing any earlier one. Admin or owner: it replaces the
+   * connection's credentials. The client is the one given, else the connection's own (a BYOC app, or
+   * the client an `oauth_token` was given with), else the operator's app when it serves the
+   * connection's token endpoint, else a 422. The callback makes the connection a browser sign-in one.
    */
   async authorize(principal: Principal, id: string, input: ConnectionAuthorizeInput): Promise<ConnectionView> {
     const em = this.deps.orm.em.fork();
@@ -194,8 +197,8 @@ export class SourceConnectionService {
     authorizeSourceChange(principal, { credentials: true });
     const connector = this.deps.sources.connector(row.shortName);
     const issues: ValidationIssue[] = [];
-    if (!BROWSER_METHODS.has(row.authMethod) || connector.auth.kind !== 'oauth2') {
-      issues.push({ loc: [], msg: `This connection authenticates with ${row.authMethod}: only browser sign-in connections (oauth_browser, oauth_byoc) can be authorized again`, type: 'value_error' });
+    if (!OAUTH_METHODS.has(row.authMethod) || connector.auth.kind !== 'oauth2') {
+      issues.push({ loc: [], msg: `This connection authenticates with ${row.authMethod}: only OAuth connections (oauth_browser, oauth_byoc, oauth_token) can sign in through the browser`, type: 'value_error' });
     }
     const redirectUrl = httpUrl(input.redirectUrl ?? null, ['redirect_url'], issues);
     const redirectUri = httpUrl(input.redirectUri ?? null, ['redirect_uri'], issues);
@@ -204,7 +207,8 @@ export class SourceConnectionService {
     if (input.clientId != null && input.clientSecret == null && !publicClient) issues.push({ loc: ['client_secret'], msg: 'Field required', type: 'missing' });
     if (issues.length || connector.auth.kind !== 'oauth2') throw new ValidationError(issues);
     const given: OAuthClient | null = input.clientId ? { clientId: input.clientId, clientSecret: input.clientSecret ?? null } : null;
-    const own = given ?? (row.authMethod === 'oauth_byoc' ? await this.ownClientOf(row, connector.auth.oauth.tokenUrl(row.config)) : null);
+    // A connection signed in with the operator's app goes on with it; the others keep their own client.
+    const own = given ?? (row.authMethod === 'oauth_browser' ? null : await this.ownClientOf(row, connector.auth.oauth.tokenUrl(row.config)));
     const client = await this.deps.signIns.client(connector, row.config, own, ['client_id']);
     const signIn = await this.deps.signIns.begin(em, {
       connection: row,
@@ -215,7 +219,8 @@ export class SourceConnectionService {
       redirectUri,
       syncOnCompletion: input.syncImmediately ?? true,
     });
-    if (given) row.authMethod = 'oauth_byoc';
+    // A pasted token stays usable until the sign-in completes (the callback changes the method then).
+    if (given && row.authMethod !== 'oauth_token') row.authMethod = 'oauth_byoc';
     row.modifiedAt = new Date();
     row.modifiedByEmail = principal.email;
     await em.flush();
@@ -369,7 +374,7 @@ export class SourceConnectionService {
     return this.checks.check(connector, config, null, tokens);
   }
 
-  /** The caller's own client of an `oauth_byoc` connection: from its tokens, or the sign-in that never finished (made for `tokenUrl`). */
+  /** The caller's own client of a connection (`oauth_byoc`, `oauth_token`): from its tokens, or the sign-in that never finished (made for `tokenUrl`). */
   private async ownClientOf(row: SourceConnection, tokenUrl: string): Promise<OAuthClient | null> {
     const stored: unknown = row.sealedCredentials ? JSON.parse(this.deps.secretBox.open(row.sealedCredentials)) : null;
     const client: OAuthCredentials['client'] | null = isOAuthCredentials(stored) ? stored.client : null;

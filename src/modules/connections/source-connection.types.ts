@@ -131,11 +131,11 @@ export class SourceConnectionUpdateInput {
   @Field(() => SyncConfigInput, { nullable: true }) syncConfig?: SyncConfigInput | null;
 }
 
-@InputType({ description: 'A new browser sign-in for a connection (oauth_browser or oauth_byoc).' })
+@InputType({ description: 'A new browser sign-in for an OAuth connection (oauth_browser, oauth_byoc or oauth_token).' })
 export class SourceConnectionAuthorizeInput {
   @Field(() => String, { nullable: true, description: 'Where the browser is sent afterwards (see SourceConnectionCreateInput.redirectUrl).' }) redirectUrl?: string | null;
   @Field(() => String, { nullable: true, description: 'See AuthenticationInput.redirectUri.' }) redirectUri?: string | null;
-  @Field(() => String, { nullable: true, description: 'Another OAuth app of yours (the connection becomes oauth_byoc). Default: the app the connection signed in with.' }) clientId?: string | null;
+  @Field(() => String, { nullable: true, description: 'Another OAuth app of yours (the connection becomes oauth_byoc once signed in). Default: the client the connection has.' }) clientId?: string | null;
   @Field(() => String, { nullable: true }) clientSecret?: string | null;
   @Field(() => Boolean, { nullable: true, description: 'Default true: start a sync once signed in.' }) syncImmediately?: boolean | null;
 }

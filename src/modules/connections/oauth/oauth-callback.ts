@@ -116,6 +116,8 @@ export class OAuthCallback {
 
     const firstSignIn = connection.authenticatedAt === null;
     connection.sealedCredentials = this.deps.secretBox.seal(JSON.stringify(credentials));
+    // Signed in through the browser now, whatever it was before (an `oauth_token` signing in again).
+    connection.authMethod = secrets.client.kind === 'connection' ? 'oauth_byoc' : 'oauth_browser';
     connection.authenticated = true;
     connection.authenticatedAt = new Date();
     connection.modifiedAt = new Date();

@@ -87,7 +87,7 @@ export class OAuthSignIns {
     throw new ValidationError([
       {
         loc,
-        msg: `No OAuth app is registered on this instance for "${shortName}" with the token endpoint ${tokenUrl}: bring your own (authentication.client_id and client_secret, oauth_byoc), or ask the operator to register one (catchment oauth-apps set ${shortName}, with --token-url for a server of your own)`,
+        msg: `No OAuth app is registered on this instance for "${shortName}" with the token endpoint ${tokenUrl}: bring your own OAuth app (its client_id and client_secret: oauth_byoc), or ask the operator to register one (catchment oauth-apps set ${shortName}, with --token-url for a server of your own)`,
         type: 'byoc_required',
       },
     ]);

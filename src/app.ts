@@ -135,7 +135,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const events = new EventBus(pubsub, new WebhookOutbox());
     const connectors = await loadConnectors();
     const operatorApps = new OperatorOAuthApps(database.orm, secretBox, connectors);
-    const sources = new SourceService(connectors, operatorApps);
+    const oauthCallbackAddress = new OAuthCallbackAddress(config.publicUrl);
+    const sources = new SourceService(connectors, operatorApps, oauthCallbackAddress);
     const sync = new SyncService(database.orm, queue, events, pubsub, (connection) => runRefusal(sources.connector(connection.shortName), connection.config));
     const push = new PushBatchService(database.orm, sources, sync, logger);
     sync.onJobFinished((job) => push.jobFinished(job));
@@ -145,7 +146,6 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       localFolderRoots: config.localFolderRoots,
       webClient: new WebClient({ allowPrivateNetworks: config.sourcesAllowPrivateNetworks }),
     };
-    const oauthCallbackAddress = new OAuthCallbackAddress(config.publicUrl);
     const signIns = new OAuthSignIns(database.orm, secretBox, operatorApps, oauthCallbackAddress);
     const allowPrivateNetworks = config.sourcesAllowPrivateNetworks;
     const connections = new SourceConnectionService({

@@ -230,6 +230,18 @@ describe('OAuth connections against a local server speaking RFC 6749 as the prov
     expect(JSON.stringify(pending.rows)).not.toContain(new URL(again.body.auth.auth_url).searchParams.get('state'));
   });
 
+  test("the catalog says the redirect URI to register in one's own OAuth app (REST and GraphQL), the one sign-ins send the provider; null for sources without OAuth", async () => {
+    const expected = `${running.url}/oauth/callback`;
+    expect((await call('GET', '/sources/stub')).body.oauth_redirect_uri).toBe(expected);
+    const listed = (await call('GET', '/sources')).body as { short_name: string; oauth_redirect_uri: string | null }[];
+    expect(listed.find((source) => source.short_name === 'github')?.oauth_redirect_uri).toBe(expected);
+    expect(listed.find((source) => source.short_name === 'rss')?.oauth_redirect_uri).toBeNull();
+    const graphqlAnswer = await http(running.url, 'POST', '/graphql', { apiKey: running.bootstrapApiKey!, body: { query: '{ source(shortName: "stub") { oauthRedirectUri } }' } });
+    expect(graphqlAnswer.body.data.source.oauthRedirectUri).toBe(expected);
+    const created = await createBrowserConnection({ client_id: OWN_CLIENT.id, client_secret: OWN_CLIENT.secret }, { sync_immediately: false });
+    expect(new URL(created.auth.auth_url).searchParams.get('redirect_uri')).toBe(expected);
+  });
+
   test('without an operator app for the source, oauth_browser is a 422 saying BYOC is required', async () => {
     const apps = running.core.services.operatorApps;
     await apps.remove('stub');

@@ -5,7 +5,7 @@ import type { RestOperation } from './operation.js';
 const FIELDS = 'fields { name title description type required itemsType isSecret enumValues default }';
 const SOURCE_FIELDS = `
   fragment SourceFields on Source {
-    shortName name description authMethods oauthType requiresByoc supportedAuthProviders supportsContinuous
+    shortName name description authMethods oauthType requiresByoc oauthRedirectUri supportedAuthProviders supportsContinuous
     federatedSearch labels outputEntityDefinitions authFields { ${FIELDS} } configFields { ${FIELDS} }
   }`;
 

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import type { ApiError } from './api';
 import { CreateConnectionDocument, SourcesDocument, type FieldFieldsFragment, type SourcesQuery } from './generated';
-import { callbackUrl, goToSignIn, returnUrlFor } from './sign-in-return';
+import { goToSignIn, returnUrlFor } from './sign-in-return';
 import { collect, FieldControl, issueAt, type Values } from './source-fields';
 import { asApiError, ErrorNote, Section, useApi, useLoad } from './ui';
 
@@ -58,8 +58,7 @@ function SignInWayChoice({ source, ways, way, setWay }: { source: Source; ways: 
       </div>
       {source.requiresByoc && (
         <small className="hint">
-          No OAuth app is registered for {source.name} on this server: sign in with an app of your own (registered with the redirect URI{' '}
-          <code>{callbackUrl()}</code>){ways.includes('fields') ? ', or paste a token' : ''}.
+          No OAuth app is registered for {source.name} on this server: sign in with an app of your own{ways.includes('fields') ? ', or paste a token' : ''}.
         </small>
       )}
       {way !== 'fields' && <small className="hint">You will be sent to {source.name} to sign in, and brought back here.</small>}
@@ -166,6 +165,12 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
             {way === 'own_app' && (
               <fieldset>
                 <legend>Your OAuth app</legend>
+                {/* The service's callback, as the catalog says it: what sign-ins send the provider as redirect_uri. */}
+                {source.oauthRedirectUri && (
+                  <small className="hint">
+                    Register this redirect URI (callback URL) in your app: <code>{source.oauthRedirectUri}</code>
+                  </small>
+                )}
                 {OWN_APP_FIELDS.map((field) => (
                   <FieldControl
                     key={field.name}

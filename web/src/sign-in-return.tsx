@@ -16,12 +16,6 @@ export function returnUrlFor(readableId: string): string {
   return new URL(`#/collections/${encodeURIComponent(readableId)}`, window.location.href.split(/[?#]/)[0]).toString();
 }
 
-/**
- * The redirect URI an OAuth app must be registered with: the service's callback beside this page (the console is
- * served at the root of the service's public address, behind a proxy's path prefix too).
- */
-export const callbackUrl = () => new URL('oauth/callback', window.location.href.split(/[?#]/)[0]).toString();
-
 /** Sends the browser to the provider; it comes back to the page named at returnUrlFor. Only to http(s): a `javascript:` address would run here. */
 export function goToSignIn(authUrl: string | null): void {
   if (!authUrl) throw new Error('The service gave no sign-in address for this connection');

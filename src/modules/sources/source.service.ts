@@ -8,11 +8,17 @@ export interface OperatorOAuthAppDirectory {
   has(shortName: string): Promise<boolean>;
 }
 
+/** The service's OAuth callback address (OAuthCallbackAddress): the redirect URI OAuth apps are registered with. */
+export interface OAuthRedirectAddress {
+  url(): string;
+}
+
 /** The catalog of source types: what each offers and needs, read from the connector plugins. */
 export class SourceService {
   constructor(
     private readonly connectors: ReadonlyMap<string, Connector>,
     private readonly operatorApps: OperatorOAuthAppDirectory | null = null,
+    private readonly callbackAddress: OAuthRedirectAddress | null = null,
   ) {}
 
   async list(): Promise<Source[]> {
@@ -40,6 +46,8 @@ export class SourceService {
       oauthType: oauthTypeOf(connector),
       // An OAuth source without an operator's app can only be signed in to with the caller's own client (or a token).
       requiresByoc: connector.auth.kind === 'oauth2' && !(await this.operatorApps?.has(connector.shortName)),
+      // What a user registers in their own OAuth app (BYOC): the address sign-ins send as redirect_uri.
+      oauthRedirectUri: connector.auth.kind === 'oauth2' ? (this.callbackAddress?.url() ?? null) : null,
       authFields: credentials ? describeSchema(credentials) : null,
       configFields: describeSchema(connector.config),
       supportedAuthProviders: connector.supportedAuthProviders,

@@ -26,6 +26,12 @@ export class Source {
   @Field(() => [String], { description: 'direct, oauth_browser, oauth_token, oauth_byoc or auth_provider.' }) authMethods!: string[];
   @Field(() => String, { nullable: true }) oauthType!: string | null;
   @Field() requiresByoc!: boolean;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "OAuth sources: the redirect URI to register in an OAuth app of your own (oauth_byoc), the service's callback (<CATCHMENT_PUBLIC_URL>/oauth/callback) that browser sign-ins send. Null for sources without OAuth.",
+  })
+  oauthRedirectUri!: string | null;
   @Field(() => SourceFields, { nullable: true, description: 'Null when the source needs no credentials.' }) authFields!: SourceFields | null;
   @Field(() => SourceFields) configFields!: SourceFields;
   @Field(() => [String]) supportedAuthProviders!: string[];

@@ -3,7 +3,7 @@ import type { FilterCondition, FilterGroup } from '../../../platform/vectors/vec
 import type { Retrieval, RetrieveRequest, SearchScope } from '../retrieval.js';
 import type { SearchResultView } from '../search-result.js';
 import { ClassicSearch } from './classic-search.js';
-import { HeuristicPlanner, dateFilterHolds, expansionTerms } from './heuristic-planner.js';
+import { HeuristicPlanner, dateFilterHolds, expansionTerms, withoutBoilerplate } from './heuristic-planner.js';
 import { fuseByScore } from './score-fusion.js';
 import type { PlanningContext, ProbedDocument } from './search-plan.js';
 
@@ -120,6 +120,20 @@ describe('heuristic planner', () => {
   };
   const sourceGroup = { field: 'service_system_metadata.source_name', operator: 'equals', value: 'local_folder' };
 
+  test('the asking boilerplate goes; a verb asked about after "how do I" stays', () => {
+    expect(withoutBoilerplate('How do I summarize git log output?')).toBe('summarize git log output');
+    expect(withoutBoilerplate('How can I describe a table?')).toBe('describe a table');
+    expect(withoutBoilerplate('Please explain write-ahead logging.')).toBe('write-ahead logging');
+    expect(withoutBoilerplate('Can you describe how vacuum works?')).toBe('how vacuum works');
+    expect(withoutBoilerplate('Could you tell me about unique constraints?')).toBe('unique constraints');
+    expect(withoutBoilerplate('What should I know about unique constraints?')).toBe('unique constraints');
+    expect(withoutBoilerplate('Is there a way to define a new table?')).toBe('define a new table');
+    expect(withoutBoilerplate('Where is it explained that the index is rebuilt?')).toBe('the index is rebuilt');
+    expect(withoutBoilerplate('Which page says that vacuum reclaims space?')).toBe('vacuum reclaims space');
+    // Nothing but boilerplate: the question stays.
+    expect(withoutBoilerplate('How do I')).toBe('How do I');
+  });
+
   test('the variation is the feedback terms; the probe runs the primary query with the filters read from the question', async () => {
     const { context, probes } = planning(() => dated());
     const plan = await new HeuristicPlanner().plan('platypus sighting since 2024 from local_folder', context);
@@ -198,6 +212,27 @@ describe('classic search execution', () => {
       ['mammal monotreme', 'hybrid'],
     ]);
     expect(results.map((r) => r.entityId)).toEqual(['d0', 'd1']);
+  });
+
+  test('classic never drops instant search’s first document: the question as asked finds it, it stays within the first three', async () => {
+    // The boilerplate-free query ranks other documents; instant search on the question as asked had `summary.md` first.
+    const primaryList = Array.from({ length: 8 }, (_, i) => hit(`p${i}.md`, 1 - i * 0.05, 0, `git log output options ${i}`));
+    const { search, calls } = classic({
+      'summarize git log output': primaryList,
+      'How do I summarize git log output?': [hit('summary.md', 1, 2, 'git shortlog › summary'), ...primaryList],
+    });
+    const { results } = await search.run(scope, request('How do I summarize git log output?', 5));
+    expect(calls.map((c) => c.text)).toContain('How do I summarize git log output?');
+    expect(results.map((r) => r.entityId).indexOf('summary.md')).toBeGreaterThanOrEqual(0);
+    expect(results.map((r) => r.entityId).indexOf('summary.md')).toBeLessThan(3);
+    expect(results.find((r) => r.entityId === 'summary.md')!.serviceSystemMetadata.chunkIndex).toBe(2);
+    const scores = results.map((r) => r.relevanceScore);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    expect(new Set(results.map((r) => r.entityId)).size).toBe(results.length);
+    // A question the planner leaves as it is costs no second search.
+    const plain = classic({ platypus: primary });
+    await plain.search.run(scope, request('platypus', 2));
+    expect(plain.calls.filter((c) => c.text === 'platypus')).toHaveLength(1);
   });
 
   test('a failing probe falls back to instant search', async () => {

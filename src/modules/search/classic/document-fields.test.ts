@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import type { SearchResultView } from '../search-result.js';
-import { FIELD_WEIGHTS, FIRST_KEPT_WITHIN, headingsOf, rescoreByFields, stem } from './document-fields.js';
+import { FIELD_WEIGHTS, FIRST_KEPT_WITHIN, headingsOf, keptWithin, rescoreByFields, stem } from './document-fields.js';
 
 function doc(entityId: string, score: number, text: string, name = entityId): SearchResultView {
   return {
@@ -52,6 +52,36 @@ describe('second stage: the question’s words in name, headings and best passag
     const scores = rescored.map((r) => r.relevanceScore);
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     expect(new Set(ids(rescored)).size).toBe(results.length);
+  });
+
+  test('a term said again counts less each time (saturation); a long passage holding the words counts less than a short one (length normalization)', () => {
+    const passageOnly = { ...FIELD_WEIGHTS, name: 0, heading: 0, passage: 1, fields: 1 };
+    // "cliffs" once and "nesting" once beats "cliffs" five times: both words of the question are worth more than one repeated.
+    const both = doc('both.md', 0.5, 'nesting below the cliffs');
+    const repeated = doc('repeated.md', 0.5, 'cliffs cliffs cliffs cliffs cliffs');
+    expect(ids(rescoreByFields('nesting cliffs', [...filler(4), repeated, both], passageOnly)).indexOf('both.md')).toBeLessThan(
+      ids(rescoreByFields('nesting cliffs', [...filler(4), repeated, both], passageOnly)).indexOf('repeated.md'),
+    );
+    const long = doc('long.md', 0.5, `nesting cliffs ${'and other words of a long passage '.repeat(20)}`);
+    const short = doc('short.md', 0.5, 'nesting cliffs');
+    const order = (bPassage: number) => ids(rescoreByFields('nesting cliffs', [...filler(4), long, short], { ...passageOnly, bPassage }));
+    expect(order(1).indexOf('short.md')).toBeLessThan(order(1).indexOf('long.md'));
+    // Without length normalization the tie stays in the first stage's order.
+    expect(order(0).indexOf('long.md')).toBeLessThan(order(0).indexOf('short.md'));
+  });
+
+  test('keptWithin: a document is moved up to the given place or put there when missing; scores still order the list', () => {
+    const results = filler(6);
+    const moved = keptWithin(results, results[5]!, 3);
+    expect(ids(moved)).toEqual(['filler-0.md', 'filler-1.md', 'filler-5.md', 'filler-2.md', 'filler-3.md', 'filler-4.md']);
+    expect(keptWithin(results, results[1]!, 3)).toBe(results);
+    const outsider = doc('outsider.md', 0.01, 'elsewhere');
+    const added = keptWithin(results, outsider, 2);
+    expect(ids(added)).toEqual(['filler-0.md', 'outsider.md', ...ids(results.slice(1))]);
+    for (const list of [moved, added]) {
+      const scores = list.map((r) => r.relevanceScore);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    }
   });
 
   test('nothing to go on (no words, one candidate, no positive score): the ranking as it was', () => {

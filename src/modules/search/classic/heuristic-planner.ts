@@ -77,12 +77,11 @@ export function dateFilterHolds(conditions: FilterCondition[], candidates: Probe
  * documents that happen to say "know", "docs" or "tell", not the ones about the topic.
  */
 const BOILERPLATE = [
-  /^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?/i,
   /^(?:please\s+)?(?:tell|show|teach)\s+me\s+(?:more\s+)?(?:about\s+)?/i,
-  /^(?:please\s+)?(?:explain|describe|summari[sz]e)\s+/i,
   /^(?:what|which)\s+(?:should|do|must|would|can)\s+(?:i|we|you|one)\s+(?:need\s+to\s+)?(?:know|read|learn)\s+(?:about\s+)?/i,
   /^(?:where|which\s+(?:page|section|document|file)s?)\s+(?:do|does|can|could|would|will)\s+(?:the\s+)?(?:docs?|documentation|manual|guides?|pages?|handbook)\s+(?:cover|describe|explain|discuss|mention|document|talk\s+about|say\s+about)\s+/i,
   /^where\s+(?:can|do|could|should|would)\s+(?:i|we|you|one)\s+(?:find|read|learn|look\s+up)\s+(?:more\s+)?(?:about\s+)?/i,
+  /^(?:where\s+is\s+it|which\s+(?:page|section|document|file)\s+(?:is\s+it\s+)?)\s*(?:says?|said|explain(?:s|ed)?|describe[sd]?|document(?:s|ed)?|mention(?:s|ed)?)\s+(?:that\s+)?/i,
   /^(?:how|where|when|why)\s+(?:do|does|can|could|should|would|must|might)\s+(?:i|we|you|one)\s+(?:go\s+about\s+)?/i,
   /^how\s+to\s+/i,
   /^(?:is|are)\s+there\s+(?:a|any)\s+(?:way|ways|option|options)\s+to\s+/i,
@@ -90,15 +89,27 @@ const BOILERPLATE = [
   /^(?:what|who)\s+(?:is|are|was|were)\s+/i,
 ];
 
+/**
+ * A request for an explanation ("explain …", "can you describe …"): boilerplate only as the request
+ * itself. After "how do I" the same verb is the topic ("how do I summarize git log output" asks for
+ * the command that summarizes).
+ */
+const REQUEST = /^(?:please\s+)?(?:explain|describe|summari[sz]e)\s+/i;
+const POLITE = /^(?:please\s+)?(?:can|could|would|will)\s+you\s+(?:please\s+)?/i;
+
 /** The question without its asking boilerplate and final punctuation (empty when nothing else is left). */
 export function withoutBoilerplate(question: string): string {
-  let rest = question.trim();
+  const strip = (text: string, pattern: RegExp) => {
+    const next = text.replace(pattern, '').trim();
+    return next === '' ? text : next;
+  };
+  let rest = strip(strip(question.trim(), POLITE), REQUEST);
   for (let changed = true; changed; ) {
     changed = false;
     for (const pattern of BOILERPLATE) {
-      const next = rest.replace(pattern, '');
-      if (next !== rest && next.trim() !== '') {
-        rest = next.trim();
+      const next = strip(rest, pattern);
+      if (next !== rest) {
+        rest = next;
         changed = true;
       }
     }

@@ -10,7 +10,7 @@ import { startFakeChatCompletions } from '../support/fake-chat-completions.js';
 import { graphql, startTestServer, type TestServer } from '../support/harness.js';
 import { agentReply } from '../support/mcp-fixture.js';
 import { TestOAuthProvider } from '../support/oauth-provider.js';
-import { FAST_WORKER } from '../support/sync-helpers.js';
+import { eventually, FAST_WORKER } from '../support/sync-helpers.js';
 import { chromiumAvailable, CHROMIUM_PATH, openConsoleBrowser, type ConsoleBrowser } from './browser.js';
 
 /** Set to a folder (npm run web:screenshots) to write the README's screenshots of the main screens. */
@@ -322,6 +322,38 @@ describeWithChromium('web console in headless Chromium', () => {
     // Neither client secret nor any issued token reached the page.
     const html = await page.content();
     for (const secret of [OWN_CLIENT.secret, OPERATOR_CLIENT.secret, ...provider.issuedTokens]) expect(html).not.toContain(secret);
+  });
+
+  test('a pasted token the source stops accepting: the connection needs a new sign-in, and "Sign in again" signs it in through the browser with the operator\'s app', async () => {
+    const readableId = decodeURIComponent(new URL(page.url()).hash.replace('#/collections/', ''));
+    const created = await graphql(
+      server.url,
+      'mutation ($input: SourceConnectionCreateInput!) { createSourceConnection(input: $input) { id authMethod } }',
+      {
+        input: {
+          shortName: 'stub',
+          readableCollectionId: readableId,
+          name: 'Pasted tracker',
+          config: { entity_count: 30, oauth_authorize_url: provider.authorizeUrl, oauth_token_url: provider.tokenUrl },
+          // The stub refuses the token "revoked" when it syncs: the first sync fails as needing a new sign-in.
+          authentication: { accessToken: 'revoked' },
+        },
+      },
+      { apiKey: server.apiKey },
+    );
+    expect(created.body.data?.createSourceConnection.authMethod).toBe('oauth_token');
+    const status = () => graphql(server.url, 'query ($id: ID!) { sourceConnection(id: $id) { status authMethod } }', { id: created.body.data.createSourceConnection.id }, { apiKey: server.apiKey });
+    await eventually(status, (answer) => answer.body.data?.sourceConnection.status === 'needs_reauth');
+    await page.reload();
+    const pasted = page.getByRole('article', { name: 'Connection Pasted tracker' });
+    await pasted.getByText('needs_reauth', { exact: true }).waitFor();
+    const exchanges = provider.exchanges.length;
+    await pasted.getByRole('button', { name: 'Sign in again' }).click();
+    await page.getByRole('status').filter({ hasText: 'Signed in: “Pasted tracker” is connected.' }).waitFor({ timeout: 15_000 });
+    expect(provider.exchanges.slice(exchanges)).toMatchObject([{ clientId: OPERATOR_CLIENT.id, outcome: 'issued' }]);
+    await pasted.getByTestId('job-status').filter({ hasText: 'COMPLETED' }).waitFor({ timeout: 30_000 });
+    expect((await status()).body.data?.sourceConnection).toEqual({ status: 'active', authMethod: 'oauth_browser' });
+    await page.getByRole('button', { name: 'Dismiss' }).click();
   });
 
   test('webhooks: an admin bearer token creates a subscription; its messages and attempts are listed', async () => {

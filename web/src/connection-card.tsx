@@ -131,8 +131,11 @@ function JobHistory({ connectionId, round }: { connectionId: string; round: numb
   );
 }
 
-/** Connections signed in to through the browser, which the service can send through a sign-in again. */
-const BROWSER_SIGN_INS = ['oauth_browser', 'oauth_byoc'];
+/**
+ * OAuth connections, which the service can send through a browser sign-in again (a pasted `oauth_token` too: its
+ * own client or the operator's app signs it in, and it is a browser sign-in one afterwards).
+ */
+const OAUTH_SIGN_INS = ['oauth_browser', 'oauth_byoc', 'oauth_token'];
 
 export function ConnectionCard({ connection, readableId, onChanged }: { connection: ConnectionFieldsFragment; readableId: string; onChanged: () => void }) {
   const api = useApi();
@@ -151,7 +154,7 @@ export function ConnectionCard({ connection, readableId, onChanged }: { connecti
       const { authorizeSourceConnection } = await api.request(AuthorizeConnectionDocument, { id: connection.id, redirectUrl: returnUrlFor(readableId) });
       goToSignIn(authorizeSourceConnection.auth.authUrl);
     });
-  const needsSignIn = BROWSER_SIGN_INS.includes(connection.authMethod) && (connection.status === 'pending_auth' || connection.status === 'needs_reauth');
+  const needsSignIn = OAUTH_SIGN_INS.includes(connection.authMethod) && (connection.status === 'pending_auth' || connection.status === 'needs_reauth');
   return (
     <article className="connection" aria-label={`Connection ${connection.name}`}>
       <header>

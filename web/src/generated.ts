@@ -28,6 +28,7 @@ export type AuthenticationInput = {
   providerReadableId?: string | null | undefined;
   /** The redirect_uri given to the provider, for a page of yours that forwards the provider's answer (code and state) to the service's /oauth/callback. Default: <CATCHMENT_PUBLIC_URL>/oauth/callback. */
   redirectUri?: string | null | undefined;
+  /** oauth_token: renewed with clientId/clientSecret when given, else with the operator's app when it serves the connection's token endpoint, else never (once the access token expires or is refused, the connection is needs_reauth: sign it in again with authorizeSourceConnection). */
   refreshToken?: string | null | undefined;
 };
 

@@ -85,7 +85,12 @@ export class ScheduleInput {
 export class AuthenticationInput {
   @Field(() => GraphQLJSONObject, { nullable: true }) credentials?: Record<string, unknown> | null;
   @Field(() => String, { nullable: true }) accessToken?: string | null;
-  @Field(() => String, { nullable: true }) refreshToken?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "oauth_token: renewed with clientId/clientSecret when given, else with the operator's app when it serves the connection's token endpoint, else never (once the access token expires or is refused, the connection is needs_reauth: sign it in again with authorizeSourceConnection).",
+  })
+  refreshToken?: string | null;
   @Field(() => Date, { nullable: true }) expiresAt?: Date | null;
   @Field(() => String, {
     nullable: true,

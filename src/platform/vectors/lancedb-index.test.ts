@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LanceDbVectorIndex, whereClause } from './lancedb-index.js';
+import { whereClause } from './lancedb-filters.js';
+import { LanceDbVectorIndex } from './lancedb-index.js';
 import { makeChunk, seededVector, vectorIndexContract } from './vector-index.contract.js';
 import type { ChunkRecord } from './vector-index.js';
 

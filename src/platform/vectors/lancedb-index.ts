@@ -1,22 +1,11 @@
 import * as lancedb from '@lancedb/lancedb';
-import {
-  type Data,
-  Field,
-  FixedSizeList,
-  Float32,
-  Int32,
-  List,
-  Schema,
-  Table as ArrowTable,
-  TimestampMillisecond,
-  Utf8,
-  makeData,
-  makeVector,
-} from 'apache-arrow';
+import { FixedSizeList } from 'apache-arrow';
 import { ValidationError } from '../../shared/errors.js';
 import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments, type ChunkRanking } from './document-ranking.js';
-import { compare, finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
-import { checkChunks, type ChunkRecord, type FilterGroup, type FilterOperator, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
+import { compare, finiteOr } from './filter-conditions.js';
+import { chunkSchema, chunksToArrow } from './lancedb-arrow.js';
+import { literal, whereClause } from './lancedb-filters.js';
+import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
 /** Each add() is a fragment and a version: compact a table after this many writes (adds and deletes). */
 const OPTIMIZE_EVERY_WRITES = 20;
@@ -25,7 +14,6 @@ const MIN_SLICE_ROWS = 5000;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 const FTS_COLUMNS = ['text', 'name'] as const;
-const UTC = 'UTC';
 
 /** Columns returned by searches (everything but the vector). */
 const RESULT_COLUMNS = [
@@ -68,7 +56,18 @@ export interface LanceDbVectorIndexOptions {
    * 37 ms at 100,000 chunks against 7 ms with the index, measured by bench:search).
    */
   vectorIndexMinRows?: number;
+  /**
+   * Bytes of index data (IVF partitions, full-text posting lists) LanceDB keeps in memory across
+   * queries. Its default, 6 GiB, let a server's memory grow with every table it searched.
+   */
+  indexCacheBytes?: number;
+  /** Bytes of file metadata and schemas kept in memory (LanceDB's default: 1 GiB). */
+  metadataCacheBytes?: number;
 }
+
+/** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~40 MB, full-text postings), a fraction of LanceDB's defaults. */
+const DEFAULT_INDEX_CACHE_BYTES = 128 * 1024 * 1024;
+const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 
 const DEFAULT_VECTOR_INDEX_MIN_ROWS = 50_000;
 /**
@@ -107,7 +106,11 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
     if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
-    const db = await lancedb.connect(directory, { readConsistencyInterval: options.readConsistencyIntervalSeconds ?? 0 });
+    const session = new lancedb.Session(
+      BigInt(options.indexCacheBytes ?? DEFAULT_INDEX_CACHE_BYTES),
+      BigInt(options.metadataCacheBytes ?? DEFAULT_METADATA_CACHE_BYTES),
+    );
+    const db = await lancedb.connect(directory, { readConsistencyInterval: options.readConsistencyIntervalSeconds ?? 0 }, session);
     return new LanceDbVectorIndex(db, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS);
   }
 
@@ -129,7 +132,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
       const size = Math.ceil(chunks.length / slices);
       for (let start = 0; start < chunks.length; start += size) {
-        await table.add(this.toArrow(chunks.slice(start, start + size)));
+        await table.add(chunksToArrow(chunks.slice(start, start + size), this.dimensions));
         await this.wrote(collectionId, table);
       }
     });
@@ -387,7 +390,7 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   private async create(collectionId: string): Promise<lancedb.Table> {
     const name = LanceDbVectorIndex.tableName(collectionId);
-    const table = await this.remember(collectionId, this.db.createEmptyTable(name, this.schema(), { existOk: true }));
+    const table = await this.remember(collectionId, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
     await this.createFullText(collectionId, table);
     return table;
   }
@@ -405,7 +408,7 @@ export class LanceDbVectorIndex implements VectorIndex {
         );
       }
       const names = new Set(schema.fields.map((field) => field.name));
-      const missing = this.schema().fields.map((field) => field.name).filter((name) => !names.has(name));
+      const missing = chunkSchema(this.dimensions).fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
@@ -457,131 +460,6 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (this.closed) throw new Error('LanceDbVectorIndex is closed');
   }
 
-  // ---------------------------------------------------------------- arrow
-
-  private schema(): Schema {
-    const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
-    const texts = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
-    const time = (name: string) => new Field(name, new TimestampMillisecond(UTC), true);
-    return new Schema([
-      text('chunk_id'),
-      text('source_connection_id'),
-      text('entity_id'),
-      new Field('chunk_index', new Int32(), false),
-      text('name'),
-      text('text'),
-      new Field('vector', new FixedSizeList(this.dimensions, new Field('item', new Float32(), true)), false),
-      text('entity_type'),
-      text('source_name'),
-      text('breadcrumbs'),
-      texts('breadcrumb_entity_ids'),
-      texts('breadcrumb_names'),
-      texts('breadcrumb_entity_types'),
-      time('created_at'),
-      time('updated_at'),
-      text('web_url'),
-      text('url', true),
-      text('sync_id'),
-      text('sync_job_id'),
-      text('raw_source_fields'),
-      text('access'),
-    ]);
-  }
-
-  /** Builds the Arrow columns directly (no row objects, no type inference). */
-  private toArrow(chunks: ChunkRecord[]): ArrowTable {
-    const schema = this.schema();
-    const column = (pick: (chunk: ChunkRecord) => string | null) => utf8Data(chunks.map(pick));
-    const vectors = new Float32Array(chunks.length * this.dimensions);
-    chunks.forEach((chunk, i) => vectors.set(chunk.vector, i * this.dimensions));
-    const data: Record<string, Data> = {
-      chunk_id: column((c) => c.chunkId),
-      source_connection_id: column((c) => c.sourceConnectionId),
-      entity_id: column((c) => c.entityId),
-      chunk_index: makeData({ type: new Int32(), length: chunks.length, nullCount: 0, data: Int32Array.from(chunks, (c) => c.chunkIndex) }),
-      name: column((c) => c.name),
-      text: column((c) => c.text),
-      vector: makeData({
-        type: schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>,
-        length: chunks.length,
-        nullCount: 0,
-        child: makeData({ type: new Float32(), length: vectors.length, nullCount: 0, data: vectors }),
-      }),
-      entity_type: column((c) => c.entityType),
-      source_name: column((c) => c.sourceName),
-      breadcrumbs: column((c) => JSON.stringify(c.breadcrumbs)),
-      breadcrumb_entity_ids: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_id))),
-      breadcrumb_names: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.name))),
-      breadcrumb_entity_types: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_type))),
-      created_at: timestampData(chunks.map((c) => c.createdAt)),
-      updated_at: timestampData(chunks.map((c) => c.updatedAt)),
-      web_url: column((c) => c.webUrl),
-      url: column((c) => c.url),
-      sync_id: column((c) => c.syncId),
-      sync_job_id: column((c) => c.syncJobId),
-      raw_source_fields: column((c) => JSON.stringify(c.rawSourceFields ?? {})),
-      access: column((c) => JSON.stringify(c.access)),
-    };
-    return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(data[field.name]!)])));
-  }
-}
-
-function utf8Data(values: readonly (string | null)[]): Data<Utf8> {
-  const offsets = new Int32Array(values.length + 1);
-  let bytes = 0;
-  let nulls = 0;
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (value === null || value === undefined) nulls++;
-    else bytes += Buffer.byteLength(value, 'utf8');
-    if (bytes > 0x7fffffff) throw new Error('An add of more than 2 GiB of text in one column: pass fewer chunks per add');
-    offsets[i + 1] = bytes;
-  }
-  const buffer = Buffer.allocUnsafe(bytes);
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i];
-    if (value !== null && value !== undefined) buffer.write(value, offsets[i]!, 'utf8');
-  }
-  return makeData({
-    type: new Utf8(),
-    length: values.length,
-    nullCount: nulls,
-    nullBitmap: nulls > 0 ? validity(values.map((value) => value !== null && value !== undefined)) : null,
-    valueOffsets: offsets,
-    data: new Uint8Array(buffer.buffer, buffer.byteOffset, bytes),
-  });
-}
-
-function listData(values: readonly string[][]): Data<List<Utf8>> {
-  const offsets = new Int32Array(values.length + 1);
-  values.forEach((list, i) => (offsets[i + 1] = offsets[i]! + list.length));
-  return makeData({
-    type: new List(new Field('item', new Utf8(), true)),
-    length: values.length,
-    nullCount: 0,
-    valueOffsets: offsets,
-    child: utf8Data(values.flat()),
-  });
-}
-
-function timestampData(values: readonly (Date | null)[]): Data<TimestampMillisecond> {
-  const millis = values.map((date) => (date instanceof Date && Number.isFinite(date.getTime()) ? date.getTime() : null));
-  const nulls = millis.filter((value) => value === null).length;
-  return makeData({
-    type: new TimestampMillisecond(UTC),
-    length: values.length,
-    nullCount: nulls,
-    nullBitmap: nulls > 0 ? validity(millis.map((value) => value !== null)) : null,
-    data: BigInt64Array.from(millis, (value) => BigInt(value ?? 0)),
-  });
-}
-
-function validity(valid: readonly boolean[]): Uint8Array {
-  const bitmap = new Uint8Array(Math.ceil(valid.length / 8));
-  valid.forEach((ok, i) => {
-    if (ok) bitmap[i >> 3]! |= 1 << (i & 7);
-  });
-  return bitmap;
 }
 
 // ---------------------------------------------------------------- results
@@ -623,66 +501,4 @@ function containerWeight(row: Row): number {
 function isNotFound(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && /not found|no such file|does not exist/i.test(message);
-}
-
-// ---------------------------------------------------------------- filters
-
-const COMPARISON: Partial<Record<FilterOperator, string>> = {
-  greater_than: '>',
-  less_than: '<',
-  greater_than_or_equal: '>=',
-  less_than_or_equal: '<=',
-};
-
-/** A SQL string literal: single quotes doubled (LanceDB's SQL treats backslashes literally). */
-export function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
-
-/**
- * The spec's filter as a LanceDB SQL predicate: groups ORed, conditions inside a group ANDed; null
- * for no filter. Throws ValidationError (loc `filter.<g>.conditions.<c>.<field|operator|value>`).
- */
-export function whereClause(filter: FilterGroup[] | null | undefined): string | null {
-  const groups = translateFilter(filter, conditionSql);
-  if (!groups) return null;
-  return groups.map((conditions) => `(${conditions.length === 0 ? 'TRUE' : conditions.map((sql) => `(${sql})`).join(' AND ')})`).join(' OR ');
-}
-
-function conditionSql({ column, kind, operator, values }: CheckedCondition): string {
-  const sql = (v: string | number | Date): string =>
-    v instanceof Date ? `arrow_cast(${v.getTime()}, 'Timestamp(Millisecond, Some("UTC"))')` : typeof v === 'number' ? String(v) : literal(v);
-  if (kind === 'list') {
-    // Any breadcrumb matches: equals and contains test membership.
-    const has = (v: string | number | Date) => `array_has(${column}, ${sql(v)})`;
-    switch (operator) {
-      case 'not_equals':
-        return `NOT ${has(values[0]!)}`;
-      case 'in':
-        return anyOf(values.map(has));
-      case 'not_in':
-        return `NOT (${anyOf(values.map(has))})`;
-      default: // equals, contains
-        return has(values[0]!);
-    }
-  }
-  const orNull = (predicate: string) => (kind === 'date' ? `${column} IS NULL OR ${predicate}` : predicate);
-  const comparison = COMPARISON[operator];
-  if (comparison) return `${column} ${comparison} ${sql(values[0]!)}`;
-  switch (operator) {
-    case 'not_equals':
-      return orNull(`${column} <> ${sql(values[0]!)}`);
-    case 'in':
-      return values.length === 0 ? 'FALSE' : `${column} IN (${values.map(sql).join(', ')})`;
-    case 'not_in':
-      return values.length === 0 ? 'TRUE' : orNull(`${column} NOT IN (${values.map(sql).join(', ')})`);
-    case 'contains':
-      return `contains(${column}, ${sql(values[0]!)})`;
-    default: // equals
-      return `${column} = ${sql(values[0]!)}`;
-  }
-}
-
-function anyOf(parts: string[]): string {
-  return parts.length === 0 ? 'FALSE' : parts.join(' OR ');
 }

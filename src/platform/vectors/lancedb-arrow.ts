@@ -1,0 +1,144 @@
+import {
+  type Data,
+  Field,
+  FixedSizeList,
+  Float32,
+  Int32,
+  List,
+  Schema,
+  Table as ArrowTable,
+  TimestampMillisecond,
+  Utf8,
+  makeData,
+  makeVector,
+} from 'apache-arrow';
+import type { ChunkRecord } from './vector-index.js';
+
+/** Arrow for the LanceDB chunk table: its schema, and chunk records as columns. */
+
+const UTC = 'UTC';
+
+/** The chunk table's columns (integer and timestamp types explicit: LanceDB would infer others from values). */
+export function chunkSchema(dimensions: number): Schema {
+  const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
+  const texts = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
+  const time = (name: string) => new Field(name, new TimestampMillisecond(UTC), true);
+  return new Schema([
+    text('chunk_id'),
+    text('source_connection_id'),
+    text('entity_id'),
+    new Field('chunk_index', new Int32(), false),
+    text('name'),
+    text('text'),
+    new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
+    text('entity_type'),
+    text('source_name'),
+    text('breadcrumbs'),
+    texts('breadcrumb_entity_ids'),
+    texts('breadcrumb_names'),
+    texts('breadcrumb_entity_types'),
+    time('created_at'),
+    time('updated_at'),
+    text('web_url'),
+    text('url', true),
+    text('sync_id'),
+    text('sync_job_id'),
+    text('raw_source_fields'),
+    text('access'),
+  ]);
+}
+
+/** Builds the Arrow columns of chunks directly (no row objects, no type inference). */
+export function chunksToArrow(chunks: ChunkRecord[], dimensions: number): ArrowTable {
+  const schema = chunkSchema(dimensions);
+  const column = (pick: (chunk: ChunkRecord) => string | null) => utf8Data(chunks.map(pick));
+  const vectors = new Float32Array(chunks.length * dimensions);
+  chunks.forEach((chunk, i) => vectors.set(chunk.vector, i * dimensions));
+  const data: Record<string, Data> = {
+    chunk_id: column((c) => c.chunkId),
+    source_connection_id: column((c) => c.sourceConnectionId),
+    entity_id: column((c) => c.entityId),
+    chunk_index: makeData({ type: new Int32(), length: chunks.length, nullCount: 0, data: Int32Array.from(chunks, (c) => c.chunkIndex) }),
+    name: column((c) => c.name),
+    text: column((c) => c.text),
+    vector: makeData({
+      type: schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>,
+      length: chunks.length,
+      nullCount: 0,
+      child: makeData({ type: new Float32(), length: vectors.length, nullCount: 0, data: vectors }),
+    }),
+    entity_type: column((c) => c.entityType),
+    source_name: column((c) => c.sourceName),
+    breadcrumbs: column((c) => JSON.stringify(c.breadcrumbs)),
+    breadcrumb_entity_ids: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_id))),
+    breadcrumb_names: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.name))),
+    breadcrumb_entity_types: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_type))),
+    created_at: timestampData(chunks.map((c) => c.createdAt)),
+    updated_at: timestampData(chunks.map((c) => c.updatedAt)),
+    web_url: column((c) => c.webUrl),
+    url: column((c) => c.url),
+    sync_id: column((c) => c.syncId),
+    sync_job_id: column((c) => c.syncJobId),
+    raw_source_fields: column((c) => JSON.stringify(c.rawSourceFields ?? {})),
+    access: column((c) => JSON.stringify(c.access)),
+  };
+  return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(data[field.name]!)])));
+}
+
+function utf8Data(values: readonly (string | null)[]): Data<Utf8> {
+  const offsets = new Int32Array(values.length + 1);
+  let bytes = 0;
+  let nulls = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) nulls++;
+    else bytes += Buffer.byteLength(value, 'utf8');
+    if (bytes > 0x7fffffff) throw new Error('An add of more than 2 GiB of text in one column: pass fewer chunks per add');
+    offsets[i + 1] = bytes;
+  }
+  const buffer = Buffer.allocUnsafe(bytes);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value !== null && value !== undefined) buffer.write(value, offsets[i]!, 'utf8');
+  }
+  return makeData({
+    type: new Utf8(),
+    length: values.length,
+    nullCount: nulls,
+    nullBitmap: nulls > 0 ? validity(values.map((value) => value !== null && value !== undefined)) : null,
+    valueOffsets: offsets,
+    data: new Uint8Array(buffer.buffer, buffer.byteOffset, bytes),
+  });
+}
+
+function listData(values: readonly string[][]): Data<List<Utf8>> {
+  const offsets = new Int32Array(values.length + 1);
+  values.forEach((list, i) => (offsets[i + 1] = offsets[i]! + list.length));
+  return makeData({
+    type: new List(new Field('item', new Utf8(), true)),
+    length: values.length,
+    nullCount: 0,
+    valueOffsets: offsets,
+    child: utf8Data(values.flat()),
+  });
+}
+
+function timestampData(values: readonly (Date | null)[]): Data<TimestampMillisecond> {
+  const millis = values.map((date) => (date instanceof Date && Number.isFinite(date.getTime()) ? date.getTime() : null));
+  const nulls = millis.filter((value) => value === null).length;
+  return makeData({
+    type: new TimestampMillisecond(UTC),
+    length: values.length,
+    nullCount: nulls,
+    nullBitmap: nulls > 0 ? validity(millis.map((value) => value !== null)) : null,
+    data: BigInt64Array.from(millis, (value) => BigInt(value ?? 0)),
+  });
+}
+
+function validity(valid: readonly boolean[]): Uint8Array {
+  const bitmap = new Uint8Array(Math.ceil(valid.length / 8));
+  valid.forEach((ok, i) => {
+    if (ok) bitmap[i >> 3]! |= 1 << (i & 7);
+  });
+  return bitmap;
+}

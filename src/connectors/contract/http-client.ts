@@ -26,6 +26,8 @@ export interface SourceHttpClientOptions {
   logger: Logger;
   /** Waits between retries and for pacing (tests record them instead of waiting). */
   sleep?: (ms: number) => Promise<void>;
+  /** The clock pacing and the servers' reset times are read against (tests advance it by the waits they record). */
+  now?: () => number;
 }
 
 /** Default cap of `getBytes` bodies: the largest file a source hands to text extraction. */
@@ -110,13 +112,15 @@ class ConnectionHttpClient implements SourceHttpClient {
   private readonly pastedToken: string | null;
   private readonly pacer: RequestPacer | null;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
 
   constructor(private readonly options: SourceHttpClientOptions) {
     const { connector, config, credentials, tokens } = options;
     this.targets = new Set(connector.credentialTargets(config, credentials).flatMap((target) => (URL.canParse(target) ? [new URL(target).origin] : [])));
     const { auth } = connector;
     this.pastedToken = !tokens && auth.kind === 'oauth2' && auth.pasted && credentials ? auth.pasted.token(credentials) : null;
-    this.pacer = connector.requestRate ? new RequestPacer(connector.requestRate) : null;
+    this.now = options.now ?? Date.now;
+    this.pacer = connector.requestRate ? new RequestPacer(connector.requestRate, this.now) : null;
     const { signal } = options;
     this.sleep = options.sleep
       ? async (ms) => {
@@ -198,7 +202,7 @@ class ConnectionHttpClient implements SourceHttpClient {
       if (rateLimited || status >= 500) {
         await discard(response);
         // A rate-limit window's reset says nothing about a server error: GitHub sends x-ratelimit-reset on every answer.
-        const asked = rateLimited ? serverWaitMs(headers as unknown as Headers) : retryAfterMs(headers);
+        const asked = rateLimited ? serverWaitMs(headers as unknown as Headers, this.now()) : retryAfterMs(headers, this.now());
         const wait = asked ?? backoffMs(attempt);
         if (attempt >= MAX_ATTEMPTS || waited + wait > MAX_WAIT_MS) {
           const seconds = Math.max(1, Math.ceil(wait / 1000));

@@ -36,13 +36,15 @@ interface ConnectionOptions {
   tokens?: TokenProvider | null;
   /** Instead of the platform's client (built with `allowPrivateNetworks: true`, for loopback servers). */
   http?: SourceHttpClient;
+  /** Where the platform's client records the waits it asks for (retries, pacing): tests never sleep them. */
+  waits?: number[];
   signal?: AbortSignal;
 }
 
 /** The context `validate` and `search` get, built as the platform builds it. */
 export function connectionContext<Config, Credentials>(
   connector: Connector<Config, Credentials>,
-  { config: givenConfig, credentials: givenCredentials = null, tokens = null, http, signal = new AbortController().signal }: ConnectionOptions,
+  { config: givenConfig, credentials: givenCredentials = null, tokens = null, http, waits = [], signal = new AbortController().signal }: ConnectionOptions,
 ): ConnectionContext<Config, Credentials> {
   const config = parsedConfig(connector, givenConfig);
   const credentials = givenCredentials === null ? null : parsedCredentials(connector, givenCredentials);
@@ -50,7 +52,9 @@ export function connectionContext<Config, Credentials>(
     config,
     credentials,
     tokens,
-    http: http ?? createSourceHttpClient({ connector, config, credentials, tokens, allowPrivateNetworks: true, signal, logger: silentLogger }),
+    http:
+      http ??
+      createSourceHttpClient({ connector, config, credentials, tokens, allowPrivateNetworks: true, signal, logger: silentLogger, sleep: async (ms) => void waits.push(ms) }),
     signal,
     logger: silentLogger,
   };

@@ -2,8 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { requestTokens } from '../../modules/connections/oauth/token-endpoint.js';
 import { CredentialsRejectedError, SourceConfigError, TemporarilyUnavailableError } from '../connector.js';
-import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection, silentLogger } from '../connector-testing.js';
-import { createSourceHttpClient } from '../contract/http-client.js';
+import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection } from '../connector-testing.js';
 import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import connector from './index.js';
@@ -48,20 +47,9 @@ const baseConfig = () => ({ api_url: github.apiUrl });
 
 /** A run with the platform's HTTP client, waits recorded instead of slept. */
 function sync(options: { config?: Record<string, unknown>; credentials?: GitHubCredentials | null; tokens?: TokenProvider | null; cursor?: GitHubCursor | null; resuming?: boolean; checkpoints?: GitHubCursor[] } = {}) {
-  const config = options.config ?? baseConfig();
-  const credentials = options.tokens ? null : (options.credentials ?? { personal_access_token: PAT });
   const tokens = options.tokens ?? null;
-  const http = createSourceHttpClient({
-    connector,
-    config: parsedConfig(connector, config),
-    credentials,
-    tokens,
-    allowPrivateNetworks: true,
-    signal: new AbortController().signal,
-    logger: silentLogger,
-    sleep: async (ms) => void waits.push(ms),
-  });
-  return collectRun(connector, { config, credentials, tokens, http, cursor: options.cursor ?? null, resuming: options.resuming ?? false, checkpoints: options.checkpoints });
+  const credentials = tokens ? null : (options.credentials ?? { personal_access_token: PAT });
+  return collectRun(connector, { config: options.config ?? baseConfig(), credentials, tokens, waits, cursor: options.cursor ?? null, resuming: options.resuming ?? false, checkpoints: options.checkpoints });
 }
 
 function countByType(entities: { entityType: string }[]): Record<string, number> {

@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { requestTokens, TokenRequestRefusedError, type TokenSet } from '../../modules/connections/oauth/token-endpoint.js';
-import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection } from '../connector-testing.js';
 import type { SourceEntity } from '../connector.js';
 import { CredentialsRejectedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
-import { createSourceHttpClient } from '../contract/http-client.js';
 import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import type { GitLabCursor } from './config.js';
@@ -60,22 +59,6 @@ afterEach(async () => {
 
 const configOf = (extra: Record<string, unknown> = {}) => ({ base_url: server.url, max_file_bytes: 1000, ...extra });
 
-/** The platform's HTTP client for the connection, its waits recorded instead of slept. */
-function httpFor(config: Record<string, unknown>, { credentials, tokens }: { credentials: { access_token: string } | null; tokens: TokenProvider | null }) {
-  return createSourceHttpClient({
-    connector,
-    config: parsedConfig(connector, config),
-    credentials,
-    tokens,
-    allowPrivateNetworks: true,
-    signal: new AbortController().signal,
-    logger: silentLogger,
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
-  });
-}
-
 function run({
   config = configOf(),
   credentials = { access_token: TOKEN },
@@ -85,7 +68,7 @@ function run({
   checkpoints = [],
 }: { config?: Record<string, unknown>; credentials?: { access_token: string } | null; tokens?: TokenProvider | null; cursor?: GitLabCursor | null; resuming?: boolean; checkpoints?: GitLabCursor[] } = {}) {
   const given = tokens ? null : credentials;
-  return collectRun(connector, { config, credentials: given, tokens, cursor, resuming, checkpoints, http: httpFor(config, { credentials: given, tokens }) });
+  return collectRun(connector, { config, credentials: given, tokens, cursor, resuming, checkpoints, waits: sleeps });
 }
 
 function countByType(entities: SourceEntity[]): Record<string, number> {
@@ -276,7 +259,7 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     expect(server.requests.at(-1)).toMatchObject({ status: 401, authorization: `Bearer ${wrong}` });
 
     const config = configOf();
-    const check = await rejection(connector.validate(connectionContext(connector, { config, credentials: { access_token: wrong }, http: httpFor(config, { credentials: { access_token: wrong }, tokens: null }) }), connectorEnvironment()));
+    const check = await rejection(connector.validate(connectionContext(connector, { config, credentials: { access_token: wrong }, waits: sleeps }), connectorEnvironment()));
     expect(check).toBeInstanceOf(CredentialsRejectedError);
 
     // A refusal carrying GitLab's body (here a 403 on one listing) names the URL and the body, never the token.
@@ -295,7 +278,7 @@ describe("gitlab against a local server speaking GitLab's REST API v4", () => {
     const check = (extra: Record<string, unknown>) => {
       const config = configOf(extra);
       const credentials = { access_token: TOKEN };
-      return connector.validate(connectionContext(connector, { config, credentials, http: httpFor(config, { credentials, tokens: null }) }), environment);
+      return connector.validate(connectionContext(connector, { config, credentials, waits: sleeps }), environment);
     };
     await expect(check({ projects: ['acme/handbook', String(tools.id)] })).resolves.toBeUndefined();
     expect(server.requestsTo(/^\/api\/v4\/projects\/acme%2Fhandbook$/)).toHaveLength(1);

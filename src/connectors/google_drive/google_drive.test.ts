@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { requestTokens } from '../../modules/connections/oauth/token-endpoint.js';
-import { collectRun, connectionContext, parsedConfig, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, connectionContext, parsedConfig, rejection } from '../connector-testing.js';
 import { CredentialsRejectedError, RateLimitedError, SourceConfigError } from '../contract/errors.js';
-import { createSourceHttpClient } from '../contract/http-client.js';
 import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import { EXTRACTION_VERSION } from '../text-extraction/extract-text.js';
@@ -160,10 +159,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
   test('a 429 with Retry-After is waited out and the same page asked again; the run is complete', async () => {
     fake.fail(/^\/drive\/v3\/files$/, { status: 429, reason: 'rateLimitExceeded', retryAfterSeconds: 7, after: 1 });
     const waits: number[] = [];
-    const parsed = parsedConfig(googleDrive, config());
-    const signal = new AbortController().signal;
-    const http = createSourceHttpClient({ connector: googleDrive, config: parsed, credentials: credentials(), tokens: null, allowPrivateNetworks: true, signal, logger: silentLogger, sleep: async (ms) => void waits.push(ms) });
-    const run = await collectRun(googleDrive, { config: config(), credentials: credentials(), http });
+    const run = await collectRun(googleDrive, { config: config(), credentials: credentials(), waits });
     expect(waits).toContain(7000);
     const listings = fake.requestsTo(/^\/drive\/v3\/files$/);
     expect(listings[1]!.query).toEqual(listings[2]!.query);

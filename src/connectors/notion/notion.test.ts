@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { TokenRequestRefusedError, requestTokens } from '../../modules/connections/oauth/token-endpoint.js';
-import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection, silentLogger } from '../connector-testing.js';
+import { collectRun, connectionContext, connectorEnvironment, parsedConfig, rejection } from '../connector-testing.js';
 import { CredentialsRejectedError, SourceConfigError, TemporarilyUnavailableError } from '../contract/errors.js';
-import { createSourceHttpClient } from '../contract/http-client.js';
 import { parseCredentials } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import notion from './index.js';
@@ -93,25 +92,10 @@ describe("notion source, against a local server speaking Notion's API", () => {
 
   const config = (extra: Record<string, unknown> = {}) => ({ api_url: fake.url, ...extra });
 
-  /** The platform's client for the connection, waiting for nothing. */
-  const httpFor = (given: Record<string, unknown>, credentials: { token: string } | null, tokens: TokenProvider | null = null) =>
-    createSourceHttpClient({
-      connector: notion,
-      config: parsedConfig(notion, given),
-      credentials,
-      tokens,
-      allowPrivateNetworks: true,
-      signal: new AbortController().signal,
-      logger: silentLogger,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-      },
-    });
-
   const run = (options: { config?: Record<string, unknown>; cursor?: NotionCursor | null; resuming?: boolean; checkpoints?: NotionCursor[]; credentials?: { token: string } } = {}) => {
     const given = options.config ?? config();
     const credentials = options.credentials ?? { token: TOKEN };
-    return collectRun(notion, { config: given, credentials, cursor: options.cursor ?? null, resuming: options.resuming, checkpoints: options.checkpoints, http: httpFor(given, credentials) });
+    return collectRun(notion, { config: given, credentials, cursor: options.cursor ?? null, resuming: options.resuming, checkpoints: options.checkpoints, waits: sleeps });
   };
 
   const requestsSince = (index: number) => fake.requests.slice(index);
@@ -264,7 +248,7 @@ describe("notion source, against a local server speaking Notion's API", () => {
 
   test('a refused token is CredentialsRejectedError, in validation and in a run, and never appears in the error', async () => {
     const wrong = 'ntn_revoked_token_42';
-    const context = connectionContext(notion, { config: config(), credentials: { token: wrong }, http: httpFor(config(), { token: wrong }) });
+    const context = connectionContext(notion, { config: config(), credentials: { token: wrong }, waits: sleeps });
     const refused = await rejection(notion.validate(context, connectorEnvironment()));
     expect(refused).toBeInstanceOf(CredentialsRejectedError);
     expect(refused.message).not.toContain(wrong);
@@ -274,13 +258,13 @@ describe("notion source, against a local server speaking Notion's API", () => {
     expect(failed.message).not.toContain(wrong);
     expect(fake.requests.map((request) => request.status)).toEqual([401, 401]);
 
-    await notion.validate(connectionContext(notion, { config: config(), credentials: { token: TOKEN }, http: httpFor(config(), { token: TOKEN }) }), connectorEnvironment());
+    await notion.validate(connectionContext(notion, { config: config(), credentials: { token: TOKEN }, waits: sleeps }), connectorEnvironment());
     expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/users/me', status: 200 });
   });
 
   test('an API URL that does not answer as Notion is a config error on api_url', async () => {
     const elsewhere = config({ api_url: `${fake.url}/elsewhere` });
-    const error = await rejection(notion.validate(connectionContext(notion, { config: elsewhere, credentials: { token: TOKEN }, http: httpFor(elsewhere, { token: TOKEN }) }), connectorEnvironment()));
+    const error = await rejection(notion.validate(connectionContext(notion, { config: elsewhere, credentials: { token: TOKEN }, waits: sleeps }), connectorEnvironment()));
 
     expect(error).toBeInstanceOf(SourceConfigError);
     expect((error as SourceConfigError).field).toBe('api_url');
@@ -324,7 +308,7 @@ describe("notion source, against a local server speaking Notion's API", () => {
       },
     };
     const before = fake.requests.length;
-    const result = await collectRun(notion, { config: config(), tokens, http: httpFor(config(), null, tokens) });
+    const result = await collectRun(notion, { config: config(), tokens, waits: sleeps });
 
     expect(result.ids).toEqual(Object.values(ids).sort());
     expect(refreshes).toEqual([granted.accessToken]);

@@ -2,16 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, type GraphQLSchema, getOperationAST, graphql, parse } from 'graphql';
+import { type ConnectionArgs, dateHolds, relayConnection, UserInputError } from './test-linear-relay.js';
 import { LINEAR_SCHEMA_SUBSET } from './test-linear-schema.js';
 
 /**
  * Test helper: a local HTTP server speaking Linear's API as Linear documents it.
  *
  * - GraphQL at `POST /graphql` (linear.app/developers/graphql), validated and executed against the
- *   subset of the published schema in ./test-linear-schema.ts. Lists are Relay connections
- *   (`first` ≤ 250, default 50, `after`, `pageInfo { hasNextPage endCursor }`, `orderBy: createdAt |
- *   updatedAt`, `includeArchived` default false, `filter` with DateComparator) — linear.app/developers/
- *   pagination and /filtering. The documentation does not say the direction; this server lists newest first.
+ *   subset of the published schema in ./test-linear-schema.ts. Lists are Relay connections, paged,
+ *   ordered and filtered as ./test-linear-relay.ts describes.
  * - Authentication (linear.app/developers/graphql#authentication, /oauth-2-0-authentication): a personal
  *   API key as `Authorization: <API_KEY>`, an OAuth access token as `Authorization: Bearer <ACCESS_TOKEN>`.
  *   Anything else is answered, as Linear answers errors, with HTTP 400 and a GraphQL error whose
@@ -100,44 +99,6 @@ export interface Interruption {
 
 const PRIORITY_LABELS = ['No priority', 'Urgent', 'High', 'Medium', 'Low'];
 const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-const encodeCursor = (sortValue: string, id: string) => Buffer.from(JSON.stringify([sortValue, id])).toString('base64url');
-
-interface ConnectionArgs {
-  first?: number | null;
-  after?: string | null;
-  includeArchived?: boolean | null;
-  orderBy?: 'createdAt' | 'updatedAt' | null;
-  filter?: Filter | null;
-}
-interface DateComparator {
-  eq?: string;
-  neq?: string;
-  gt?: string;
-  gte?: string;
-  lt?: string;
-  lte?: string;
-}
-interface Filter {
-  updatedAt?: DateComparator;
-  issue?: { null?: boolean; updatedAt?: DateComparator };
-}
-
-function dateHolds(value: string, comparator: DateComparator | undefined): boolean {
-  if (!comparator) return true;
-  const time = Date.parse(value);
-  const at = (bound: string) => Date.parse(bound);
-  return (
-    (comparator.eq === undefined || time === at(comparator.eq)) &&
-    (comparator.neq === undefined || time !== at(comparator.neq)) &&
-    (comparator.gt === undefined || time > at(comparator.gt)) &&
-    (comparator.gte === undefined || time >= at(comparator.gte)) &&
-    (comparator.lt === undefined || time < at(comparator.lt)) &&
-    (comparator.lte === undefined || time <= at(comparator.lte))
-  );
-}
-
-class UserInputError extends Error {}
-
 export class TestLinearServer {
   readonly organization = { id: randomUUID(), name: 'Observatory', urlKey: 'observatory' };
   readonly teams = new Map<string, TeamRecord>();
@@ -375,38 +336,6 @@ export class TestLinearServer {
 
   // ---- GraphQL resolution: records as Linear's node types ----
 
-  private connection<T extends Stamped, View>(records: Iterable<T>, args: ConnectionArgs, view: (record: T) => View, keep: (record: T) => boolean = () => true) {
-    const first = args.first ?? 50;
-    if (first < 0 || first > 250) throw new UserInputError('first must be between 0 and 250');
-    const orderBy = args.orderBy ?? 'createdAt';
-    const sorted = [...records]
-      .filter((record) => (args.includeArchived || record.archivedAt === null) && dateHolds(record.updatedAt, args.filter?.updatedAt) && keep(record))
-      .sort((a, b) => b[orderBy].localeCompare(a[orderBy]) || b.id.localeCompare(a.id));
-    let start = 0;
-    if (args.after) {
-      let position: [string, string];
-      try {
-        position = JSON.parse(Buffer.from(args.after, 'base64url').toString('utf8')) as [string, string];
-      } catch {
-        throw new UserInputError('Invalid cursor');
-      }
-      // Newest first: continue with what sorts after the cursor's position.
-      start = sorted.findIndex((record) => record[orderBy] < position[0] || (record[orderBy] === position[0] && record.id < position[1]));
-      if (start < 0) start = sorted.length;
-    }
-    const page = sorted.slice(start, start + first);
-    const last = page.at(-1);
-    return {
-      nodes: page.map(view),
-      pageInfo: {
-        hasNextPage: start + first < sorted.length,
-        hasPreviousPage: start > 0,
-        startCursor: page[0] ? encodeCursor(page[0][orderBy], page[0].id) : null,
-        endCursor: last ? encodeCursor(last[orderBy], last.id) : null,
-      },
-    };
-  }
-
   private user(name: string | null) {
     return name === null ? null : { id: `user-${slug(name)}`, name, displayName: slug(name) };
   }
@@ -418,7 +347,7 @@ export class TestLinearServer {
     url: `https://linear.app/${this.organization.urlKey}/project/${slug(project.name)}-${project.id.slice(0, 12)}`,
     status: { id: `status-${slug(project.status)}`, name: project.status },
     lead: this.user(project.lead),
-    teams: (args: ConnectionArgs) => this.connection(project.teamIds.map((id) => this.teams.get(id)!), { ...args, orderBy: args.orderBy ?? 'createdAt' }, this.teamView),
+    teams: (args: ConnectionArgs) => relayConnection(project.teamIds.map((id) => this.teams.get(id)!), { ...args, orderBy: args.orderBy ?? 'createdAt' }, this.teamView),
   });
 
   private issueUrl(issue: IssueRecord): string {
@@ -440,12 +369,12 @@ export class TestLinearServer {
     team: this.teamView(this.teams.get(issue.teamId)!),
     project: issue.projectId ? this.projectView(this.projects.get(issue.projectId)!) : null,
     labels: (args: ConnectionArgs) =>
-      this.connection(
+      relayConnection(
         issue.labels.map((name) => ({ id: `label-${slug(name)}`, name, createdAt: issue.createdAt, updatedAt: issue.createdAt, archivedAt: null })),
         args,
         (label) => ({ id: label.id, name: label.name }),
       ),
-    comments: (args: ConnectionArgs) => this.connection(this.comments.values(), args, this.commentView, (comment) => comment.issueId === issue.id),
+    comments: (args: ConnectionArgs) => relayConnection(this.comments.values(), args, this.commentView, (comment) => comment.issueId === issue.id),
   });
 
   private commentView = (comment: CommentRecord) => {
@@ -469,12 +398,12 @@ export class TestLinearServer {
         if (!issue) throw new UserInputError('Entity not found: Issue');
         return this.issueView(issue);
       },
-      teams: (args: ConnectionArgs) => this.connection(this.teams.values(), args, this.teamView),
-      projects: (args: ConnectionArgs) => this.connection(this.projects.values(), args, this.projectView),
-      documents: (args: ConnectionArgs) => this.connection(this.documents.values(), args, this.documentView),
-      issues: (args: ConnectionArgs) => this.connection(this.issues.values(), args, this.issueView),
+      teams: (args: ConnectionArgs) => relayConnection(this.teams.values(), args, this.teamView),
+      projects: (args: ConnectionArgs) => relayConnection(this.projects.values(), args, this.projectView),
+      documents: (args: ConnectionArgs) => relayConnection(this.documents.values(), args, this.documentView),
+      issues: (args: ConnectionArgs) => relayConnection(this.issues.values(), args, this.issueView),
       comments: (args: ConnectionArgs) =>
-        this.connection(this.comments.values(), args, this.commentView, (comment) => {
+        relayConnection(this.comments.values(), args, this.commentView, (comment) => {
           const issueFilter = args.filter?.issue;
           if (!issueFilter) return true;
           const issue = this.issues.get(comment.issueId) ?? null;

@@ -6,12 +6,12 @@
  * sync, of an unchanged re-sync, and of the connector's reading alone.
  *
  * While the full sync runs, one client searches the collection (instant hybrid through REST) every
- * 200 ms, so the peak memory is that of a server syncing and serving search; after it, the latency of
+ * `--search-every-ms` (200; 0: no searches during the sync), so the peak memory is that of a server syncing and serving search; after it, the latency of
  * that search at the synced size. `--memory-curve` prints the process's resident memory sampled every
- * `--sample-seconds` during the full sync (the server runs in this process).
+ * `--sample-seconds` during the full sync (the server runs in this process), as it goes.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
- *   npm run bench:sync -- --entities 1000000 --memory-curve --postgres-rows 0 --no-resync
+ *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     'memory-curve': { type: 'boolean', default: false },
     'sample-seconds': { type: 'string', default: '5' },
     'no-resync': { type: 'boolean', default: false },
+    'search-every-ms': { type: 'string', default: '200' },
   },
 });
 const count = Number(values.entities);
@@ -79,15 +80,19 @@ try {
   const sampler = setInterval(() => {
     void call('GET', `/source-connections/${created.id}/jobs`).then((jobs) => {
       const job = Array.isArray(jobs.body) ? jobs.body.find((j: { id: string }) => j.id === first.id) : undefined;
-      curve.push({ seconds: (performance.now() - t0) / 1000, rss: residentMemory().now, jobEntities: job?.entities_inserted ?? 0 });
+      const point = { seconds: (performance.now() - t0) / 1000, rss: residentMemory().now, jobEntities: job?.entities_inserted ?? 0 };
+      curve.push(point);
+      // Printed as it goes: a run of a million entities is long.
+      if (values['memory-curve']) console.log(`memory: ${point.seconds.toFixed(0).padStart(6)} s  ${String(point.jobEntities).padStart(8)} entities  ${point.rss.toFixed(0)} MiB RSS`);
     });
   }, Number(values['sample-seconds']) * 1000);
-  // One client searching while the sync runs, a query every 200 ms (it shares the process, so it takes from the sync).
+  // One client searching while the sync runs (it shares the process, so it takes from the sync).
   const duringSync: number[] = [];
+  const searchEveryMs = Number(values['search-every-ms']);
   const searching = (async () => {
-    while (syncing) {
+    while (syncing && searchEveryMs > 0) {
       duringSync.push(await search());
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, searchEveryMs));
     }
   })();
   const full = await waitForJob(call, created.id, first.id, ['COMPLETED', 'FAILED'], 6 * 3_600_000);
@@ -156,10 +161,7 @@ try {
   console.log(`search during the sync: ${duringSync.length} hybrid queries, p50 ${percentile(duringSync, 0.5).toFixed(1)} ms, p95 ${percentile(duringSync, 0.95).toFixed(1)} ms`);
   console.log(`search after it (${full.chunks_written} chunks): p50 ${percentile(afterSync, 0.5).toFixed(1)} ms, p95 ${percentile(afterSync, 0.95).toFixed(1)} ms`);
   console.log(`resident memory: ${memoryAtStart.now.toFixed(0)} MiB before the sync, ${memoryAfterSync.now.toFixed(0)} MiB after it, peak ${memoryAfterSync.peak.toFixed(0)} MiB while syncing and searching (this process runs the sources through swc: ~110 MiB more than the compiled build)`);
-  if (values['memory-curve']) {
-    console.log('memory curve (s, entities inserted, RSS MiB):');
-    for (const point of curve) console.log(`  ${point.seconds.toFixed(0).padStart(6)}  ${String(point.jobEntities).padStart(8)}  ${point.rss.toFixed(0)}`);
-  }
+  if (values['memory-curve']) console.log(`memory curve: ${curve.map((point) => point.rss.toFixed(0)).join(' ')} MiB`);
 
   const rows = Number(values['postgres-rows']);
   if (rows > 0) {

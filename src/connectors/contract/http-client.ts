@@ -145,6 +145,10 @@ class ConnectionHttpClient implements SourceHttpClient {
     return { status: response.status, bytes, contentType: response.headers.get('content-type'), headers: response.headers as unknown as Headers, url: answered.href };
   }
 
+  wait(ms: number): Promise<void> {
+    return this.sleep(ms);
+  }
+
   private request(method: Request['method'], target: string | URL, options: SourceRequestOptions, body: string | undefined): Request {
     const url = new URL(target);
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.append(name, String(value));

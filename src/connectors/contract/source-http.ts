@@ -20,6 +20,12 @@ export interface SourceHttpClient {
   postJson<T = unknown>(url: string | URL, body: unknown, options?: SourceRequestOptions): Promise<SourceJsonResponse<T>>;
   /** A body as bytes (file contents, exports), capped at `maxBytes` (default the platform's file limit). */
   getBytes(url: string | URL, options?: SourceRequestOptions & { maxBytes?: number }): Promise<SourceBytesResponse>;
+  /**
+   * Waits as the client waits before its own retries, ending early with the job's cancellation (tests
+   * record the wait instead): for a source's own retry rules, such as the rate limits an API states
+   * in its answer bodies rather than in its statuses.
+   */
+  wait(ms: number): Promise<void>;
 }
 
 export interface SourceRequestOptions {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
 import { SourceResponseTooLargeError } from '../contract/http-client.js';
@@ -103,7 +102,6 @@ export class DriveApi {
   constructor(
     private readonly http: SourceHttpClient,
     apiUrl: string,
-    private readonly signal: AbortSignal,
   ) {
     this.base = new URL('drive/v3/', apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`);
   }
@@ -218,7 +216,7 @@ export class DriveApi {
       const reason = response.error?.errors[0]?.reason;
       if (response.status !== 403 || !reason || !RATE_LIMIT_REASONS.has(reason)) return response;
       if (attempt >= RATE_LIMIT_RETRIES) throw new RateLimitedError(`Google Drive kept answering ${reason} after ${RATE_LIMIT_RETRIES} retries`, 60);
-      await sleep(2 ** attempt * 1000 + Math.random() * 1000, undefined, { signal: this.signal });
+      await this.http.wait(2 ** attempt * 1000 + Math.random() * 1000);
     }
   }
 

@@ -169,8 +169,13 @@ describe("google_drive source, against a local server speaking Google's Drive AP
 
   test("Google's 403 userRateLimitExceeded is retried with backoff; a daily limit fails the run as rate limited", async () => {
     fake.fail(/^\/drive\/v3\/drives$/, { status: 403, reason: 'userRateLimitExceeded' });
-    const run = await collectRun(googleDrive, { config: config(), credentials: credentials() });
+    const waits: number[] = [];
+    const run = await collectRun(googleDrive, { config: config(), credentials: credentials(), waits });
     expect(fake.requestsTo(/^\/drive\/v3\/drives$/)).toHaveLength(2);
+    // The first retry's backoff: a second plus up to a second of jitter.
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThanOrEqual(1000);
+    expect(waits[0]).toBeLessThan(2000);
     expect(run.entities).toHaveLength(11);
 
     fake.fail(/^\/drive\/v3\/changes$/, { status: 403, reason: 'dailyLimitExceeded' });

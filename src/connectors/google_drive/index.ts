@@ -42,8 +42,8 @@ const connector: Connector<DriveConfig, PastedToken, DriveCursor> = {
   credentialTargets: (config) => httpOrigins(config.api_url),
 
   /** A listing of one item proves the token and its scope; a chosen shared drive must be readable. */
-  async validate({ config, http, signal }) {
-    const api = new DriveApi(http, config.api_url, signal);
+  async validate({ config, http }) {
+    const api = new DriveApi(http, config.api_url);
     if (config.corpora === 'drive') {
       await api.requireDrive(config.drive_id!);
     }
@@ -51,7 +51,7 @@ const connector: Connector<DriveConfig, PastedToken, DriveCursor> = {
   },
 
   sync(context) {
-    return new DriveRun(new DriveApi(context.http, context.config.api_url, context.signal), context);
+    return new DriveRun(new DriveApi(context.http, context.config.api_url), context);
   },
 };
 

@@ -36,21 +36,6 @@ export interface LinearGraphqlOptions {
   signal: AbortSignal;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * How long until Linear's bucket has room again: the latest of the documented reset headers (epoch
  * milliseconds) and a `Retry-After` in seconds, from now; null when none is given.
@@ -85,7 +70,7 @@ export class LinearGraphql {
           throw new RateLimitedError('Linear rate-limits this connection (RATELIMITED)', Math.ceil(wait / 1000));
         }
         rateLimited += 1;
-        await abortableSleep(wait, signal);
+        await http.wait(wait);
         continue;
       }
       if (errors.some(isAuthentication)) {

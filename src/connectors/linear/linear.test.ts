@@ -74,8 +74,9 @@ async function signIn(linear: TestLinearServer) {
 describe("linear connector against a local server speaking Linear's GraphQL API", () => {
   let linear: TestLinearServer;
   let workspace: ReturnType<typeof fill>;
-  const sync = (options: { cursor?: LinearCursor | null; resuming?: boolean; config?: Record<string, unknown>; key?: string; checkpoints?: LinearCursor[] } = {}) =>
+  const sync = (options: { cursor?: LinearCursor | null; resuming?: boolean; config?: Record<string, unknown>; key?: string; checkpoints?: LinearCursor[]; waits?: number[] } = {}) =>
     collectRun(connector, {
+      waits: options.waits,
       config: { api_url: linear.url, ...options.config },
       credentials: { api_key: options.key ?? API_KEY },
       cursor: options.cursor ?? null,
@@ -191,8 +192,13 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
   });
 
   test("Linear's RATELIMITED answer (HTTP 400) is waited out until X-RateLimit-Requests-Reset, then the query is sent again", async () => {
-    linear.interruptions.push({ code: 'RATELIMITED', type: 'ratelimited', message: 'Rate limit exceeded', resetInMs: 200, when: ({ operation }) => operation === 'Catchment_issues' });
-    const run = await sync();
+    linear.interruptions.push({ code: 'RATELIMITED', type: 'ratelimited', message: 'Rate limit exceeded', resetInMs: 30_000, when: ({ operation }) => operation === 'Catchment_issues' });
+    const waits: number[] = [];
+    const run = await sync({ waits });
+    // Until the announced reset (half a minute after the answer), not a backoff's second.
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(25_000);
+    expect(waits[0]).toBeLessThanOrEqual(30_000);
     const issues = linear.graphqlRequests('Catchment_issues');
     expect(issues.map((request) => [request.status, request.errorCode])).toEqual([
       [400, 'RATELIMITED'],

@@ -62,6 +62,18 @@ export const httpBaseUrl = (example: string) =>
     }, `Must be an http(s) URL without user info, query or fragment, such as ${example}`)
     .transform((value) => value.replace(/\/+$/, ''));
 
+/**
+ * `max_file_bytes` of the sources that read files: the largest file read (a larger one is skipped and
+ * reported as left out), at most 100 MiB, since a file is read whole into memory for text extraction.
+ */
+export const maxFileBytes = (defaultBytes: number, description = 'Larger files are skipped.') =>
+  z
+    .int()
+    .min(1)
+    .max(100 * 1024 * 1024)
+    .default(defaultBytes)
+    .meta({ title: 'Largest file read (bytes)', description });
+
 /** Parses a connection's config with the connector's `config` schema (absent config is `{}`). */
 export function parseConfig<Config>(connector: Connector<Config>, value: unknown, loc: ErrorLocation = ['config']): Parsed<Config> {
   return parseWith(connector.config, value, loc);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpBaseUrl } from '../contract/schemas.js';
+import { httpBaseUrl, maxFileBytes } from '../contract/schemas.js';
 
 /**
  * What a GitHub connection is configured with, the token pasted instead of OAuth, and the cursor
@@ -7,7 +7,6 @@ import { httpBaseUrl } from '../contract/schemas.js';
  */
 
 export const GITHUB_API_URL = 'https://api.github.com';
-export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 /** The kinds of items a connection can include, each behind an `include_<kind>` flag. */
 export const INCLUDABLE = ['issues', 'pull_requests', 'comments', 'reviews', 'discussions', 'releases', 'files'] as const;
@@ -29,13 +28,7 @@ export const configSchema = z.strictObject({
   include_discussions: includeFlag('Discussions', 'Index discussions with their comments (GraphQL API; the token needs read:discussion or discussions read access).'),
   include_releases: includeFlag('Releases', 'Index releases and their notes.'),
   include_files: includeFlag('Files', 'Index the files of the default branch (text, Markdown, code, PDF, DOCX, HTML).'),
-  max_file_bytes: z
-    .number()
-    .int()
-    .min(1)
-    .max(100 * 1024 * 1024)
-    .default(DEFAULT_MAX_FILE_BYTES)
-    .meta({ title: 'Largest file read (bytes)', description: 'Larger files are skipped.' }),
+  max_file_bytes: maxFileBytes(1024 * 1024),
   api_url: apiUrl
     .default(GITHUB_API_URL)
     .meta({ title: 'API URL', description: 'https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server.' }),

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { httpBaseUrl } from '../contract/schemas.js';
+import { httpBaseUrl, maxFileBytes } from '../contract/schemas.js';
 
 /** What a gitlab connection is configured with, its pasted token, and the cursor it keeps between runs. */
 
 export const DEFAULT_BASE_URL = 'https://gitlab.com';
-const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 /** An http(s) origin, optionally with a path (GitLab under a relative URL root), without user info, query or fragment. */
 const baseUrl = httpBaseUrl('https://gitlab.com or https://gitlab.example.com');
@@ -20,13 +19,7 @@ export const gitlabConfig = z.strictObject({
   include_notes: z.boolean().default(true).meta({ title: 'Comments', description: 'Sync the comments (notes) of the synced issues and merge requests; system notes are left out.' }),
   include_wiki: z.boolean().default(true).meta({ title: 'Wiki', description: "Sync the projects' wiki pages." }),
   include_files: z.boolean().default(true).meta({ title: 'Files', description: 'Sync the files of the default branch (text, Markdown, source code, PDF, DOCX).' }),
-  max_file_bytes: z
-    .number()
-    .int()
-    .min(1)
-    .max(100 * 1024 * 1024)
-    .default(DEFAULT_MAX_FILE_BYTES)
-    .meta({ title: 'Largest file read (bytes)', description: 'Larger repository files are skipped.' }),
+  max_file_bytes: maxFileBytes(1024 * 1024, 'Larger repository files are skipped.'),
 });
 export type GitLabConfig = z.infer<typeof gitlabConfig>;
 

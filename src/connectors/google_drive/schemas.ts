@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpBaseUrl, nonBlankString } from '../contract/schemas.js';
+import { httpBaseUrl, maxFileBytes, nonBlankString } from '../contract/schemas.js';
 
 // developers.google.com/identity/protocols/oauth2/web-server: Google's OAuth 2 endpoints for web server apps.
 const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com/o/oauth2/v2/auth';
@@ -23,11 +23,7 @@ export const DriveConfig = z
           'allDrives: My Drive, what is shared with you, and every shared drive you are a member of; user: My Drive and what is shared with you; drive: one shared drive (drive_id).',
       }),
     drive_id: nonBlankString().optional().meta({ title: 'Shared drive ID', description: 'The shared drive read when corpora is "drive" (the ID in its URL: drive.google.com/drive/folders/<ID>).' }),
-    max_file_bytes: z
-      .int()
-      .min(1)
-      .default(20 * 1024 * 1024)
-      .meta({ title: 'Largest file read (bytes)', description: 'Larger files are skipped. Google exports Docs, Sheets and Slides up to 10 MB.' }),
+    max_file_bytes: maxFileBytes(20 * 1024 * 1024, 'Larger files are skipped. Google exports Docs, Sheets and Slides up to 10 MB.'),
     page_size: z.int().min(1).max(1000).default(100).meta({ title: 'Page size', description: 'Items asked for per request of a listing (Google allows up to 1000).' }),
     oauth_authorize_url: httpBaseUrl(GOOGLE_AUTHORIZE_URL)
       .default(GOOGLE_AUTHORIZE_URL)

@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { z } from 'zod';
 import { createLogger } from '../platform/logger.js';
 import { WebClient } from '../platform/http/web-client.js';
 import type { ConnectionContext, Connector, ConnectorEnvironment, SkippedItem, SourceEntity, SourceItem, SyncContext } from './connector.js';
@@ -103,6 +104,26 @@ export async function collectRun<Config, Credentials, Cursor>(
     deletes: items.flatMap((item) => ('delete' in item ? [item.delete] : [])).sort(),
     /** What the run reported left out (SyncContext.reportSkipped), in its order. */
     skipped,
+  };
+}
+
+/**
+ * A connector with no config that syncs nothing, for tests of what the platform does around connectors
+ * (the HTTP client, tokens): `definition` gives the parts the test is about.
+ */
+export function emptyConnector(definition: Pick<Connector, 'shortName' | 'description' | 'auth'> & Partial<Connector>): Connector {
+  return {
+    name: definition.shortName,
+    config: z.object({}),
+    supportedAuthProviders: [],
+    supportsContinuous: false,
+    federatedSearch: false,
+    labels: [],
+    outputEntityDefinitions: [],
+    credentialTargets: () => [],
+    validate: async () => {},
+    sync: () => ({ items: (async function* () {})(), complete: true, nextCursor: () => null }),
+    ...definition,
   };
 }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import type { Connector } from '../../src/connectors/connector.js';
+import { emptyConnector } from '../../src/connectors/connector-testing.js';
 import { SourceHttpError } from '../../src/connectors/contract/errors.js';
 import { createSourceHttpClient } from '../../src/connectors/contract/http-client.js';
 import { capturingLogger } from '../support/capturing-logger.js';
@@ -28,21 +28,12 @@ describe('issue 16-03: error excerpts never quote the token (against a local API
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const connector: Connector = {
+  const connector = emptyConnector({
     shortName: 'echoing',
-    name: 'Echoing API',
     description: 'An API that echoes requests in its errors',
     auth: { kind: 'fields', credentials: z.object({ token: z.string() }) },
-    config: z.object({}),
-    supportedAuthProviders: [],
-    supportsContinuous: false,
-    federatedSearch: false,
-    labels: [],
-    outputEntityDefinitions: [],
     credentialTargets: () => [origin],
-    validate: async () => {},
-    sync: () => ({ items: (async function* () {})(), complete: true, nextCursor: () => null }),
-  };
+  });
   const client = () =>
     createSourceHttpClient({
       connector,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { capturingLogger } from '../../../test/support/capturing-logger.js';
 import type { Connector } from '../connector.js';
-import { rejection } from '../connector-testing.js';
+import { emptyConnector, rejection } from '../connector-testing.js';
 import type { AuthHeaders, ConnectorAuth } from './auth.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { createSourceHttpClient, SourceResponseTooLargeError, type SourceHttpClientOptions } from './http-client.js';
@@ -53,9 +53,8 @@ const json = (response: ServerResponse, status: number, body: unknown, headers: 
 const PASTED = 'pasted-token-0123456789';
 
 function testConnector(api: () => ScriptedApi, overrides: { auth?: ConnectorAuth; authHeaders?: AuthHeaders; requestRate?: RequestRate } = {}): Connector {
-  return {
+  return emptyConnector({
     shortName: 'scripted',
-    name: 'Scripted API',
     description: 'A loopback API for the HTTP client tests',
     auth: overrides.auth ?? {
       kind: 'oauth2',
@@ -64,16 +63,8 @@ function testConnector(api: () => ScriptedApi, overrides: { auth?: ConnectorAuth
     },
     authHeaders: overrides.authHeaders,
     requestRate: overrides.requestRate,
-    config: z.object({}),
-    supportedAuthProviders: [],
-    supportsContinuous: false,
-    federatedSearch: false,
-    labels: [],
-    outputEntityDefinitions: [],
     credentialTargets: () => [api().origin],
-    validate: async () => {},
-    sync: () => ({ items: (async function* () {})(), complete: true, nextCursor: () => null }),
-  };
+  });
 }
 
 /** A token provider whose refresh hands out the next token of a list, recording what it was told was rejected. */

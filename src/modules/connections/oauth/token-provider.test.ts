@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { z } from 'zod';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/harness.js';
 import { capturingLogger } from '../../../../test/support/capturing-logger.js';
 import { waitFor } from '../../../../test/support/wait.js';
-import type { Connector } from '../../../connectors/connector.js';
-import { rejection } from '../../../connectors/connector-testing.js';
+import { emptyConnector, rejection } from '../../../connectors/connector-testing.js';
 import { CredentialsRejectedError } from '../../../connectors/contract/errors.js';
 import { ormOptions } from '../../../platform/db/database.js';
 import { SecretBox } from '../../../platform/secrets/secrets.js';
@@ -28,21 +26,12 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
   let collectionId: string;
   const secretBox = new SecretBox(Buffer.alloc(32, 3));
   const capture = capturingLogger();
-  const connector = (): Connector => ({
-    shortName: 'scripted',
-    name: 'Scripted',
-    description: 'A source signing in with OAuth against the local token endpoint',
-    auth: { kind: 'oauth2', oauth: { authorizeUrl: () => 'http://127.0.0.1/authorize', tokenUrl: () => endpoint.url, scopes: ['read'], pkce: true, refresh: 'rotating', clientAuthentication: 'basic' } },
-    config: z.object({}),
-    supportedAuthProviders: [],
-    supportsContinuous: false,
-    federatedSearch: false,
-    labels: [],
-    outputEntityDefinitions: [],
-    credentialTargets: () => [],
-    validate: async () => {},
-    sync: () => ({ items: (async function* () {})(), complete: true, nextCursor: () => null }),
-  });
+  const connector = () =>
+    emptyConnector({
+      shortName: 'scripted',
+      description: 'A source signing in with OAuth against the local token endpoint',
+      auth: { kind: 'oauth2', oauth: { authorizeUrl: () => 'http://127.0.0.1/authorize', tokenUrl: () => endpoint.url, scopes: ['read'], pkce: true, refresh: 'rotating', clientAuthentication: 'basic' } },
+    });
   const operatorApps = { clientFor: async (shortName: string) => (shortName === 'scripted' ? { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET } : null) };
   const providerOn = (orm: MikroORM, connectionId: string) =>
     createTokenProvider({ orm, secretBox, connectionId, connector: connector(), config: {}, operatorApps, allowPrivateNetworks: true, logger: capture.logger });

@@ -65,7 +65,7 @@ export function repositoryEntity(scope: RepositoryScope): SourceEntity {
 /** An issue or a pull request, as the issues API lists both. */
 export function issueEntity(scope: RepositoryScope, issue: Issue): SourceEntity {
   const kind = issueKind(issue);
-  const fields: Record<string, unknown> = {
+  const fields = {
     number: issue.number,
     state: issue.state,
     state_reason: issue.state_reason ?? null,
@@ -75,8 +75,8 @@ export function issueEntity(scope: RepositoryScope, issue: Issue): SourceEntity 
     milestone: issue.milestone?.title ?? null,
     comments: issue.comments ?? 0,
     closed_at: issue.closed_at ?? null,
+    ...(kind === 'pull' ? { merged_at: issue.pull_request?.merged_at ?? null, draft: issue.draft ?? false } : {}),
   };
-  if (kind === 'pull') Object.assign(fields, { merged_at: issue.pull_request?.merged_at ?? null, draft: issue.draft ?? false });
   return {
     entityId: issueEntityId(scope.repository.full_name, kind, issue.number),
     entityType: kind === 'pull' ? 'pull_request' : 'issue',

@@ -94,7 +94,9 @@ describe('github connector against a local server speaking GitHub\'s REST, Graph
     });
     expect(run.byId.get(`acme/widgets/pulls/comments/${widgets.reviewComments[0]!.id}`)!.breadcrumbs[2]).toEqual({ entityId: 'acme/widgets/pull/2', name: 'Fix the crash on start', entityType: 'pull_request' });
     expect(run.byId.get('acme/widgets/issues/1')).toMatchObject({ name: 'Crash on start', breadcrumbs: [owner, repository], webUrl: `${github.url}/acme/widgets/issues/1`, fields: expect.objectContaining({ labels: ['bug'], state: 'open' }) });
-    expect(run.byId.get('acme/widgets/pull/2')).toMatchObject({ entityType: 'pull_request', webUrl: `${github.url}/acme/widgets/pull/2` });
+    expect(run.byId.get('acme/widgets/pull/2')).toMatchObject({ entityType: 'pull_request', webUrl: `${github.url}/acme/widgets/pull/2`, fields: { number: 2, merged_at: null, draft: false } });
+    expect(run.byId.get('acme/widgets/issues/1')!.fields).toMatchObject({ number: 1, labels: ['bug'], comments: 1 });
+    expect(run.byId.get('acme/widgets/issues/1')!.fields).not.toHaveProperty('draft');
     expect(run.byId.get('acme/widgets/files/src/app.ts')).toMatchObject({ webUrl: `${github.url}/acme/widgets/blob/main/src/app.ts`, language: 'typescript', text: 'export const start = () => warmCache();\n' });
     expect(run.byId.get(`acme/widgets/discussions/${widgets.discussions[0]!.number}`)!.text).toBe('Roadmap\n\nWhat comes after 1.0?\n\nhubot: Plugins.');
     expect(run.byId.get('acme/widgets')).toMatchObject({ breadcrumbs: [owner], webUrl: `${github.url}/acme/widgets` });

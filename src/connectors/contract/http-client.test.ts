@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { capturingLogger } from '../../../test/support/capturing-logger.js';
 import type { Connector } from '../connector.js';
@@ -9,6 +8,7 @@ import type { AuthHeaders, ConnectorAuth } from './auth.js';
 import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { createSourceHttpClient, SourceResponseTooLargeError, type SourceHttpClientOptions } from './http-client.js';
 import type { RequestRate, TokenProvider } from './source-http.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 interface Received {
   method: string;
@@ -23,9 +23,7 @@ class ScriptedApi {
   received: Received[] = [];
   handler: (request: Received, response: ServerResponse) => void = (_request, response) => response.end('{}');
 
-  get origin(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
+  origin = '';
 
   async start(): Promise<this> {
     this.server = createServer(async (request, response) => {
@@ -35,13 +33,12 @@ class ScriptedApi {
       this.received.push(received);
       this.handler(received, response);
     });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.origin = await listenOnLoopback(this.server);
     return this;
   }
 
   stop(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return closeLoopback(this.server);
   }
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { discussionsAnswer, type FakeComment, type FakeDiscussion, type FakeIssue, type FakeRelease, type FakeRepository, type FakeReview, type FakeReviewComment, gitBlobSha, repositoryJson, treeJson } from './test-github-data.js';
 import { TestGitHubOAuth } from './test-github-oauth.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking GitHub's APIs in the layout of GitHub Enterprise Server
@@ -171,13 +171,12 @@ export class TestGitHubServer {
         response.end(JSON.stringify({ message: error.message }));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await closeLoopback(this.server);
     this.server = null;
   }
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { FakeGitLabOAuth } from './test-gitlab-oauth.js';
 import { type FakeIssuable, type FakeNote, type FakeProject, type GitLabUser, issuableJson, noteJson, projectJson } from './test-gitlab-shapes.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 export type { FakeIssuable, FakeNote, FakeProject, FakeWikiPage, GitLabUser } from './test-gitlab-shapes.js';
 
@@ -164,14 +164,12 @@ export class TestGitLabServer {
 
   async start(): Promise<this> {
     this.server = createServer((request, response) => void this.handle(request, response));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server?.closeAllConnections();
+    await closeLoopback(this.server);
   }
 
   /** API requests whose path (as sent) matches. */

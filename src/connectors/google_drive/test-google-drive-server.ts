@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DRIVE_DEFAULT, FILE_DEFAULT, fileNotFound, googleError, json, matcherOf, paginate, readBody, select } from './test-google-drive-protocol.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking the part of the Google Drive API v3 and of Google's
@@ -131,13 +131,12 @@ export class FakeGoogleDrive {
         response.end(String(error));
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    fake = new FakeGoogleDrive(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    fake = new FakeGoogleDrive(server, await listenOnLoopback(server));
     return fake;
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    return closeLoopback(this.server);
   }
 
   /** An access token valid until revoked (what a sign-in or a refresh would give). */

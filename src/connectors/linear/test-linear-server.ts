@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildSchema, type GraphQLSchema, getOperationAST, graphql, parse } from 'graphql';
 import { type ConnectionArgs, dateHolds, relayConnection, UserInputError } from './test-linear-relay.js';
 import { LINEAR_SCHEMA_SUBSET } from './test-linear-schema.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking Linear's API as Linear documents it.
@@ -221,13 +221,12 @@ export class TestLinearServer {
         response.end(JSON.stringify({ errors: [{ message: String(error), extensions: { code: 'INTERNAL_SERVER_ERROR', type: 'internal error' } }] }));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await closeLoopback(this.server);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

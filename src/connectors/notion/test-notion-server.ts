@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type FakeBlock, type Parent, text } from './test-notion-content.js';
 import { TestNotionOAuth } from './test-notion-oauth.js';
+import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking Notion's REST API (version 2022-06-28) as its reference
@@ -390,12 +390,11 @@ export class TestNotionServer {
         response.end(JSON.stringify({ object: 'error', status: 500, code: 'internal_server_error', message: String(error) }));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    await closeLoopback(this.server);
   }
 }

@@ -59,7 +59,6 @@ export const filesStateSchema = z.strictObject({
   /** Path → blob sha of each indexed file. */
   paths: z.record(z.string(), z.string()),
 });
-export type FilesState = z.infer<typeof filesStateSchema>;
 
 export const repositoryStateSchema = z.strictObject({
   /** Issues and pull requests: one listing (GitHub lists pull requests among issues). */

@@ -76,7 +76,6 @@ export const gitlabWikiPage = z.object({ slug: z.string(), title: z.string(), fo
 export type GitLabWikiPage = z.infer<typeof gitlabWikiPage>;
 
 export const gitlabTreeEntry = z.object({ id: z.string(), name: z.string(), type: z.string(), path: z.string(), mode: z.string() });
-export type GitLabTreeEntry = z.infer<typeof gitlabTreeEntry>;
 
 /** The kinds of issuables, by their API path. */
 export type IssuableKind = 'issues' | 'merge_requests';

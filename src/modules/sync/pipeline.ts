@@ -94,8 +94,6 @@ interface ChangedEntity {
 /** A batch between the two stages: what changed, its chunk records (embedded), and what to delete. */
 interface PreparedBatch {
   changed: ChangedEntity[];
-  /** The raw data store's writes of the changed entities, started as soon as they were known (see prepareBatch). */
-  raw: Promise<void>;
   records: ChunkRecord[];
   perEntity: Map<string, number>;
   deletions: string[];
@@ -155,11 +153,7 @@ export class SyncPipeline {
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
       const prepared = { ...(await this.prepareBatch(run, items, counts, seen, guardrail, writing)), itemsThrough: itemsRead };
-      // The previous write failing ends the run: this batch's raw writes finish first.
-      if (writing) await (writing as Promise<void>).catch(async (error: unknown) => {
-        await prepared.raw.catch(() => undefined);
-        throw error;
-      });
+      if (writing) await writing;
       writing = this.writeBatch(run, prepared, counts);
       writing.catch(() => undefined); // awaited before the next write or at the end; not unhandled meanwhile
     };
@@ -241,28 +235,19 @@ export class SyncPipeline {
     }
     const deleting = deletions.filter((id) => !latest.has(id));
     await guardrail.check(seen.size, latest.size - known.size, deleting);
-    // The raw data store's file writes (the longest handler of a batch of small entities) overlap the
-    // embedding and the previous batch's writes; the entity table still records the batch only after them.
-    const raw = run.config.handlers.enableRawDataHandler && changed.length > 0 ? this.writeRaw(run, changed.map((c) => c.entity)) : Promise.resolve();
-    raw.catch(() => undefined); // awaited by writeBatch, or below when embedding fails
-    try {
-      const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
-      return { changed, raw, deletions: deleting, ...chunks };
-    } catch (error) {
-      await raw.catch(() => undefined); // a failed run leaves nothing writing behind it
-      throw error;
-    }
+    const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
+    return { changed, deletions: deleting, ...chunks };
   }
 
   /** Stage two: the handlers write the batch; the entity table last, so a crash never records unwritten chunks. */
   private async writeBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
-    if (run.signal.aborted) {
-      await batch.raw.catch(() => undefined); // nothing of a cancelled run goes on writing
-      run.signal.throwIfAborted();
-    }
+    run.signal.throwIfAborted();
     const { changed, records, perEntity } = batch;
-    // The handlers are independent: the raw store's file writes (started in prepareBatch) overlap the index write.
-    await Promise.all([this.writeChunks(run, changed, records), batch.raw]);
+    // The handlers are independent: the raw store's file writes overlap the index write.
+    await Promise.all([
+      this.writeChunks(run, changed, records),
+      run.config.handlers.enableRawDataHandler ? this.writeRaw(run, changed.map((c) => c.entity)) : undefined,
+    ]);
     counts.chunks += records.length;
     await this.deps.entities.upsert(
       run.sourceConnectionId,

@@ -209,43 +209,35 @@ export class TestNotionServer {
     if (parent.type === 'block_id') this.blocks.get(parent.block_id)!.children.push(block.id);
   }
 
-  private pageJson(page: StoredObject) {
+  /** The fields Notion's page and database objects have in common. */
+  private sharedObjectJson(object: StoredObject) {
     return {
-      object: 'page',
-      id: page.id,
-      created_time: page.created,
-      last_edited_time: page.edited,
+      object: object.object,
+      id: object.id,
+      created_time: object.created,
+      last_edited_time: object.edited,
       created_by: { object: 'user', id: 'user-1' },
       last_edited_by: { object: 'user', id: 'user-1' },
       cover: null,
       icon: null,
-      parent: page.parent,
-      archived: page.archived,
-      in_trash: page.in_trash,
-      properties: page.properties,
-      url: this.webUrlOf(page.id),
+      parent: object.parent,
+      archived: object.archived,
+      in_trash: object.in_trash,
+      properties: object.properties,
+      url: this.webUrlOf(object.id),
       public_url: null,
     };
   }
 
+  private pageJson(page: StoredObject) {
+    return this.sharedObjectJson(page);
+  }
+
   private databaseJson(database: StoredObject) {
     return {
-      object: 'database',
-      id: database.id,
-      created_time: database.created,
-      last_edited_time: database.edited,
-      created_by: { object: 'user', id: 'user-1' },
-      last_edited_by: { object: 'user', id: 'user-1' },
+      ...this.sharedObjectJson(database),
       title: database.title,
       description: database.description,
-      icon: null,
-      cover: null,
-      properties: database.properties,
-      parent: database.parent,
-      url: this.webUrlOf(database.id),
-      public_url: null,
-      archived: database.archived,
-      in_trash: database.in_trash,
       is_inline: database.parent.type !== 'workspace',
     };
   }

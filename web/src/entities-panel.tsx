@@ -32,6 +32,41 @@ function Facet({ label, count, chosen, onChoose }: { label: string; count: numbe
   );
 }
 
+/** One labelled list of facets; choosing the chosen one again clears it (onChoose(null)). */
+function FacetList<Entry>({
+  id,
+  title,
+  entries,
+  keyOf,
+  labelOf,
+  countOf,
+  chosen,
+  onChoose,
+}: {
+  id: string;
+  title: string;
+  entries: Entry[];
+  keyOf(entry: Entry): string;
+  labelOf(entry: Entry): string;
+  countOf(entry: Entry): number;
+  chosen: string | null;
+  onChoose(key: string | null): void;
+}) {
+  return (
+    <>
+      <span id={id} className="muted">
+        {title}
+      </span>
+      <ul aria-labelledby={id}>
+        {entries.map((entry) => {
+          const key = keyOf(entry);
+          return <Facet key={key} label={labelOf(entry)} count={countOf(entry)} chosen={chosen === key} onChoose={() => onChoose(chosen === key ? null : key)} />;
+        })}
+      </ul>
+    </>
+  );
+}
+
 /**
  * What a collection holds (the collectionEntities query): its entities page by page, ordered by id, with exact
  * counts by type and by connection of everything the narrowing matches.
@@ -68,34 +103,26 @@ export function EntitiesPanel({ readableId, connectionNames }: { readableId: str
       {listing && (
         <>
           <div className="facets">
-            <span id="entities-by-type" className="muted">
-              By type
-            </span>
-            <ul aria-labelledby="entities-by-type">
-              {listing.byType.map((entry) => (
-                <Facet
-                  key={entry.entityType}
-                  label={entry.entityType}
-                  count={entry.count}
-                  chosen={narrowing.entityType === entry.entityType}
-                  onChoose={() => narrow({ entityType: narrowing.entityType === entry.entityType ? null : entry.entityType })}
-                />
-              ))}
-            </ul>
-            <span id="entities-by-connection" className="muted">
-              By connection
-            </span>
-            <ul aria-labelledby="entities-by-connection">
-              {listing.bySource.map((entry) => (
-                <Facet
-                  key={entry.sourceConnectionId}
-                  label={connectionNames.get(entry.sourceConnectionId) ?? entry.sourceName}
-                  count={entry.count}
-                  chosen={narrowing.connectionId === entry.sourceConnectionId}
-                  onChoose={() => narrow({ connectionId: narrowing.connectionId === entry.sourceConnectionId ? null : entry.sourceConnectionId })}
-                />
-              ))}
-            </ul>
+            <FacetList
+              id="entities-by-type"
+              title="By type"
+              entries={listing.byType}
+              keyOf={(entry) => entry.entityType}
+              labelOf={(entry) => entry.entityType}
+              countOf={(entry) => entry.count}
+              chosen={narrowing.entityType}
+              onChoose={(entityType) => narrow({ entityType })}
+            />
+            <FacetList
+              id="entities-by-connection"
+              title="By connection"
+              entries={listing.bySource}
+              keyOf={(entry) => entry.sourceConnectionId}
+              labelOf={(entry) => connectionNames.get(entry.sourceConnectionId) ?? entry.sourceName}
+              countOf={(entry) => entry.count}
+              chosen={narrowing.connectionId}
+              onChoose={(connectionId) => narrow({ connectionId })}
+            />
           </div>
           {listing.total === 0 ? (
             <p>No entities{filterOf(narrowing) ? ' match' : ' yet: a sync writes them'}.</p>

@@ -13,8 +13,14 @@ export interface OAuthRedirectAddress {
   url(): string;
 }
 
-/** The catalog of source types: what each offers and needs, read from the connector plugins. */
+/**
+ * The catalog of source types: what each offers and needs, read from the connector plugins. What a
+ * connector declares is described once (its schemas do not change while the process runs); only
+ * whether the operator registered an app for it is read per request.
+ */
 export class SourceService {
+  private readonly described = new Map<string, Omit<Source, 'requiresByoc'>>();
+
   constructor(
     private readonly connectors: ReadonlyMap<string, Connector>,
     private readonly operatorApps: OperatorOAuthAppDirectory | null = null,
@@ -37,24 +43,33 @@ export class SourceService {
   }
 
   private async describe(connector: Connector): Promise<Source> {
-    const credentials = credentialsSchemaOf(connector);
+    let described = this.described.get(connector.shortName);
+    if (!described) {
+      const credentials = credentialsSchemaOf(connector);
+      described = {
+        shortName: connector.shortName,
+        name: connector.name,
+        description: connector.description,
+        authMethods: authMethodsOf(connector),
+        oauthType: oauthTypeOf(connector),
+        oauthRedirectUri: null,
+        authFields: credentials ? describeSchema(credentials) : null,
+        configFields: describeSchema(connector.config),
+        supportedAuthProviders: connector.supportedAuthProviders,
+        supportsContinuous: connector.supportsContinuous,
+        federatedSearch: connector.federatedSearch,
+        labels: connector.labels,
+        outputEntityDefinitions: connector.outputEntityDefinitions,
+      };
+      this.described.set(connector.shortName, described);
+    }
+    const oauth = connector.auth.kind === 'oauth2';
     return {
-      shortName: connector.shortName,
-      name: connector.name,
-      description: connector.description,
-      authMethods: authMethodsOf(connector),
-      oauthType: oauthTypeOf(connector),
+      ...described,
       // An OAuth source without an operator's app can only be signed in to with the caller's own client (or a token).
-      requiresByoc: connector.auth.kind === 'oauth2' && !(await this.operatorApps?.has(connector.shortName)),
-      // What a user registers in their own OAuth app (BYOC): the address sign-ins send as redirect_uri.
-      oauthRedirectUri: connector.auth.kind === 'oauth2' ? (this.callbackAddress?.url() ?? null) : null,
-      authFields: credentials ? describeSchema(credentials) : null,
-      configFields: describeSchema(connector.config),
-      supportedAuthProviders: connector.supportedAuthProviders,
-      supportsContinuous: connector.supportsContinuous,
-      federatedSearch: connector.federatedSearch,
-      labels: connector.labels,
-      outputEntityDefinitions: connector.outputEntityDefinitions,
+      requiresByoc: oauth && !(await this.operatorApps?.has(connector.shortName)),
+      // What a user registers in their own OAuth app (BYOC): the address sign-ins send as redirect_uri (known once listening).
+      oauthRedirectUri: oauth ? (this.callbackAddress?.url() ?? null) : null,
     };
   }
 }

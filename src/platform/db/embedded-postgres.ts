@@ -34,7 +34,6 @@ const STARTUP_WAIT_MS = 60_000;
 
 const PGLITE_DIRECTORY = 'pglite';
 
-/** Thrown when a server role finds the data directory in use by another process. */
 /**
  * Server settings of the embedded database. PostgreSQL's default 128 MB of shared buffers is memory
  * PGlite touches at start inside its WebAssembly heap: 270 MB of resident memory measured here,
@@ -44,6 +43,7 @@ const PGLITE_DIRECTORY = 'pglite';
  */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB'];
 
+/** Thrown when a server role finds the data directory in use by another process. */
 export class DataDirectoryInUseError extends Error {}
 
 /** Whether an embedded database was ever created under `dataDir` (a running server's included). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nextPageUrl } from '../../platform/http/link-header.js';
 import { RateLimitedError, SourceHttpError } from '../contract/errors.js';
 import type { SourceHttpClient, SourceRequestOptions } from '../contract/source-http.js';
 import { graphqlUrl } from './schemas.js';
@@ -121,15 +122,6 @@ export const treeSchema = z.object({
   tree: z.array(z.object({ path: z.string(), mode: z.string(), type: z.string(), sha: z.string(), size: z.number().optional() })),
 });
 export type Tree = z.infer<typeof treeSchema>;
-
-/** The next page's URL from a `Link` header (RFC 8288), or null on the last page. */
-export function nextPageUrl(link: string | null): string | null {
-  for (const part of (link ?? '').split(',')) {
-    const match = /^\s*<([^>]+)>\s*;(.*)$/.exec(part);
-    if (match && /\brel\s*=\s*"?([^";]*\s)?next(\s[^";]*)?"?/.test(match[2]!)) return match[1]!;
-  }
-  return null;
-}
 
 /** The answer is not what GitHub's API returns: said with the status and the URL (never a header). */
 function unexpected(status: number, url: string, error: z.ZodError): SourceHttpError {

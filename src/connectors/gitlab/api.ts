@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nextPageUrl } from '../../platform/http/link-header.js';
 import { SourceConfigError } from '../contract/errors.js';
 import type { SourceHttpClient, SourceJsonResponse } from '../contract/source-http.js';
 import { apiRoot, type GitLabConfig } from './config.js';
@@ -83,15 +84,6 @@ export type IssuableKind = 'issues' | 'merge_requests';
 /** A URL-encoded project id or path (`group%2Fproject`), as path parameters must be. */
 export const projectRef = (idOrPath: string | number) => encodeURIComponent(String(idOrPath));
 
-/** The URL of rel="next" in a `Link` header. */
-function nextLink(link: string | null): string | null {
-  for (const part of (link ?? '').split(',')) {
-    const match = /<([^>]+)>\s*;(.*)/.exec(part.trim());
-    if (match && /\brel="?next"?/.test(match[2]!)) return match[1]!;
-  }
-  return null;
-}
-
 export class GitLabApi {
   readonly root: string;
 
@@ -127,7 +119,7 @@ export class GitLabApi {
       const response: SourceJsonResponse<unknown> = await this.http.getJson(url, options);
       if (emptyOn.includes(response.status)) return;
       yield { items: parseAnswer(z.array(item), response.body, path), response };
-      const link = nextLink(response.headers.get('link'));
+      const link = nextPageUrl(response.headers.get('link'));
       const nextPage = response.headers.get('x-next-page');
       if (link && new URL(link, response.url).origin === origin) {
         url = new URL(link, response.url).href;

@@ -407,7 +407,7 @@ export const settings = {
     env: 'CATCHMENT_OAUTH_CLIENTS_FILE',
     parse: (raw: string) => path.resolve(raw),
     description:
-      'A JSON file of operator OAuth apps, `{"<short_name>": {"client_id": "…", "client_secret": "…"}}`, registered at each start (replacing those of the same sources; secrets sealed in the database), so users sign in with `oauth_browser` without an app of their own. See also `catchment oauth-apps`.',
+      'A JSON file of operator OAuth apps, `{"<short_name>": {"client_id": "…", "client_secret": "…", "token_url": "…"}}` (`token_url`: the one token endpoint the app serves, default the source\'s own), registered at each start (replacing those of the same sources; secrets sealed in the database), so users sign in with `oauth_browser` without an app of their own. See also `catchment oauth-apps`.',
   },
   localFolderRoots: {
     env: 'CATCHMENT_LOCAL_FOLDER_ROOTS',

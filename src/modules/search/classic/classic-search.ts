@@ -25,7 +25,6 @@ const VARIATION_WEIGHTS: Record<SearchPlan['planner'], number> = { heuristic: 0.
  */
 const PLAN_LIST_DEPTH = 50;
 
-
 export interface ClassicRequest {
   query: string;
   filter: FilterGroup[];

@@ -1,5 +1,4 @@
-import type { ConnectorEnvironment, SyncContext } from '../../connectors/connector.js';
-import { CredentialsRejectedError, RateLimitedError, TemporarilyUnavailableError } from '../../connectors/connector.js';
+import { CredentialsRejectedError, RateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
@@ -12,7 +11,6 @@ import { embeddingMismatch } from '../collections/collection.service.js';
 import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
-import type { SourceRun } from '../../connectors/connector.js';
 import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';

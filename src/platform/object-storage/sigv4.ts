@@ -51,10 +51,6 @@ export interface CanonicalRequest {
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const hmac = (key: Buffer | string, text: string) => createHmac('sha256', key).update(text, 'utf8').digest();
 
-export function signedHeaderNames(headers: Record<string, string>): string {
-  return Object.keys(headers).sort().join(';');
-}
-
 export function canonicalRequestText(request: CanonicalRequest): string {
   const names = Object.keys(request.headers).sort();
   const headerLines = names.map((name) => `${name}:${request.headers[name]!.trim().replace(/\s+/g, ' ')}\n`).join('');
@@ -70,7 +66,7 @@ export function signature(secretAccessKey: string, amzDate: string, region: stri
   return createHmac('sha256', signingKey).update(stringToSign, 'utf8').digest('hex');
 }
 
-export const amzDateOf = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const amzDateOf = (date: Date) => date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
 
 /** The SHA-256 of a request body, hex, as `x-amz-content-sha256` carries it. */
 export const payloadSha256 = (body: Buffer | string) => createHash('sha256').update(body).digest('hex');
@@ -100,7 +96,7 @@ export function signedHeaders({ method, url, keys, region, now, payloadHash = EM
   const query = canonicalQuery([...url.searchParams.entries()]);
   const canonical = canonicalRequestText({ method, path: url.pathname, query, headers: signed, payloadHash });
   const credential = `${keys.accessKeyId}/${amzDate.slice(0, 8)}/${region}/s3/aws4_request`;
-  const authorization = `${ALGORITHM} Credential=${credential}, SignedHeaders=${signedHeaderNames(signed)}, Signature=${signature(keys.secretAccessKey, amzDate, region, 's3', canonical)}`;
+  const authorization = `${ALGORITHM} Credential=${credential}, SignedHeaders=${Object.keys(signed).sort().join(';')}, Signature=${signature(keys.secretAccessKey, amzDate, region, 's3', canonical)}`;
   // The client sets Host from the URL itself.
   const sent = Object.fromEntries(Object.entries(signed).filter(([name]) => name !== 'host'));
   return { ...sent, authorization };

@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeLoopback, listenOnLoopback } from '../../src/platform/http/test-loopback-server.js';
 
 interface IssuedCode {
   clientId: string;
@@ -25,6 +25,7 @@ export interface TokenExchange {
 
 export class TestOAuthProvider {
   private server: Server | null = null;
+  private listeningAt = '';
   /** Registered clients: id → secret. */
   readonly clients = new Map<string, string>();
   private readonly codes = new Map<string, IssuedCode>();
@@ -37,8 +38,7 @@ export class TestOAuthProvider {
   denyAccess = false;
 
   get origin(): string {
-    const { port } = this.server!.address() as AddressInfo;
-    return `http://127.0.0.1:${port}`;
+    return this.listeningAt;
   }
 
   get authorizeUrl(): string {
@@ -51,13 +51,12 @@ export class TestOAuthProvider {
 
   async start(): Promise<this> {
     this.server = createServer((request, response) => void this.handle(request, response));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.listeningAt = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    await closeLoopback(this.server);
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeLoopback, listenOnLoopback } from '../../../platform/http/test-loopback-server.js';
 
 export interface RecordedTokenRequest {
   contentType: string;
@@ -24,6 +24,7 @@ interface IssuedCode {
 
 export class TestTokenEndpoint {
   private server: Server | null = null;
+  private origin = '';
   readonly clients = new Map<string, string | null>();
   private readonly codes = new Map<string, IssuedCode>();
   /** Valid refresh tokens, by the client they were issued to. */
@@ -44,19 +45,17 @@ export class TestTokenEndpoint {
   private issued = 0;
 
   get url(): string {
-    const { port } = this.server!.address() as AddressInfo;
-    return `http://127.0.0.1:${port}/oauth/token`;
+    return `${this.origin}/oauth/token`;
   }
 
   async start(): Promise<this> {
     this.server = createServer((request, response) => void this.handle(request, response));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.origin = await listenOnLoopback(this.server);
     return this;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    await closeLoopback(this.server);
   }
 
   /** What the authorization endpoint would have redirected back with. */

@@ -27,6 +27,7 @@ import { createTestDatabase, startTestServer } from '../test/support/harness.js'
 import { api, waitForJob } from '../test/support/sync-helpers.js';
 import { WebClient } from '../src/platform/http/web-client.js';
 import { chunkIdOf } from '../src/platform/vectors/vector-index.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -49,7 +50,6 @@ function residentMemory(): { now: number; peak: number } {
   return { now: field('VmRSS'), peak: field('VmHWM') };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 const QUERIES = ['vector search index', 'customer revenue growth', 'clinical trial patient dose', 'deploy cluster memory latency', 'design review meeting note', 'gene therapy evidence'];
 
 const server = await startTestServer({
@@ -158,8 +158,8 @@ try {
   console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it`);
   duringSync.sort((a, b) => a - b);
   afterSync.sort((a, b) => a - b);
-  console.log(`search during the sync: ${duringSync.length} hybrid queries, p50 ${percentile(duringSync, 0.5).toFixed(1)} ms, p95 ${percentile(duringSync, 0.95).toFixed(1)} ms`);
-  console.log(`search after it (${full.chunks_written} chunks): p50 ${percentile(afterSync, 0.5).toFixed(1)} ms, p95 ${percentile(afterSync, 0.95).toFixed(1)} ms`);
+  console.log(`search during the sync: ${duringSync.length} hybrid queries, p50 ${percentile(duringSync, 50).toFixed(1)} ms, p95 ${percentile(duringSync, 95).toFixed(1)} ms`);
+  console.log(`search after it (${full.chunks_written} chunks): p50 ${percentile(afterSync, 50).toFixed(1)} ms, p95 ${percentile(afterSync, 95).toFixed(1)} ms`);
   console.log(`resident memory: ${memoryAtStart.now.toFixed(0)} MiB before the sync, ${memoryAfterSync.now.toFixed(0)} MiB after it, peak ${memoryAfterSync.peak.toFixed(0)} MiB while syncing and searching (this process runs the sources through swc: ~110 MiB more than the compiled build)`);
   if (values['memory-curve']) console.log(`memory curve: ${curve.map((point) => point.rss.toFixed(0)).join(' ')} MiB`);
 

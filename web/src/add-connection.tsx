@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { ApiError } from './api';
 import { CreateConnectionDocument, SourcesDocument, type FieldFieldsFragment, type SourcesQuery } from './generated';
 import { goToSignIn, returnUrlFor } from './sign-in-return';
-import { collect, FieldControl, issueAt, type Values } from './source-fields';
+import { collect, FieldSet, issueAt, type Values } from './source-fields';
 import { asApiError, ErrorNote, Section, useApi, useLoad } from './ui';
 
 type Source = SourcesQuery['sources'][number];
@@ -154,42 +154,21 @@ export function AddConnection({ readableId, onCreated }: { readableId: string; o
               <input id="connection-name" value={name} placeholder={source.name} onChange={(e) => setName(e.target.value)} />
             </div>
             {source.configFields.fields.length > 0 && (
-              <fieldset>
-                <legend>Configuration</legend>
-                {source.configFields.fields.map((field) => (
-                  <FieldControl key={field.name} field={field} group="config" values={config} setValues={setConfig} issue={error ? issueAt(error.issues, 'config', field.name) : undefined} />
-                ))}
-              </fieldset>
+              <FieldSet legend="Configuration" fields={source.configFields.fields} group="config" values={config} setValues={setConfig} issues={error?.issues} />
             )}
             {ways.length > 1 && <SignInWayChoice source={source} ways={ways} way={way} setWay={setWay} />}
             {way === 'own_app' && (
-              <fieldset>
-                <legend>Your OAuth app</legend>
+              <FieldSet legend="Your OAuth app" fields={OWN_APP_FIELDS} group="authentication" values={ownApp} setValues={setOwnApp} issues={error?.issues}>
                 {/* The service's callback, as the catalog says it: what sign-ins send the provider as redirect_uri. */}
                 {source.oauthRedirectUri && (
                   <small className="hint">
                     Register this redirect URI (callback URL) in your app: <code>{source.oauthRedirectUri}</code>
                   </small>
                 )}
-                {OWN_APP_FIELDS.map((field) => (
-                  <FieldControl
-                    key={field.name}
-                    field={field}
-                    group="authentication"
-                    values={ownApp}
-                    setValues={setOwnApp}
-                    issue={error ? issueAt(error.issues, 'authentication', field.name) : undefined}
-                  />
-                ))}
-              </fieldset>
+              </FieldSet>
             )}
             {authFields.length > 0 && (
-              <fieldset>
-                <legend>Credentials</legend>
-                {authFields.map((field) => (
-                  <FieldControl key={field.name} field={field} group="credentials" values={auth} setValues={setAuth} issue={error ? issueAt(error.issues, 'credentials', field.name) : undefined} />
-                ))}
-              </fieldset>
+              <FieldSet legend="Credentials" fields={authFields} group="credentials" values={auth} setValues={setAuth} issues={error?.issues} />
             )}
             <div className="field">
               <label htmlFor="cron">Schedule (cron, UTC; empty for none)</label>

@@ -1,4 +1,5 @@
 /** Form controls generated from the catalog's field schemas, and the values they collect. */
+import type { ReactNode } from 'react';
 import type { FieldFieldsFragment } from './generated';
 import type { FieldIssue } from './api';
 
@@ -88,3 +89,32 @@ export function FieldControl({ field, group, values, setValues, issue }: { field
   );
 }
 
+
+/** A group of generated fields under its legend, each showing the service's issue at `group` (what comes before the fields: `children`). */
+export function FieldSet({
+  legend,
+  fields,
+  group,
+  values,
+  setValues,
+  issues,
+  children,
+}: {
+  legend: string;
+  fields: FieldFieldsFragment[];
+  group: string;
+  values: Values;
+  setValues(v: Values): void;
+  issues: FieldIssue[] | undefined;
+  children?: ReactNode;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {children}
+      {fields.map((field) => (
+        <FieldControl key={field.name} field={field} group={group} values={values} setValues={setValues} issue={issues ? issueAt(issues, group, field.name) : undefined} />
+      ))}
+    </fieldset>
+  );
+}

@@ -130,7 +130,8 @@ export class OperatorAppsFileError extends Error {
   override name = 'OperatorAppsFileError';
 }
 
-const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
+/** An absolute http or https URL (what a token or authorization endpoint must be). */
+export const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
 
 /** Both absolute URLs naming the same endpoint (scheme and host case, default ports normalized). */
 const sameUrl = (served: string | null, asked: string) => served !== null && URL.canParse(asked) && new URL(served).href === new URL(asked).href;

@@ -10,7 +10,7 @@ import { Organization } from '../../organizations/organization.entity.js';
 import { SourceConnection } from '../source-connection.entity.js';
 import type { OAuthCallbackAddress } from './callback-address.js';
 import { OAuthAuthorization } from './oauth-authorization.entity.js';
-import type { OperatorOAuthApps } from './operator-apps.js';
+import { isHttpUrl, type OperatorOAuthApps } from './operator-apps.js';
 import type { OAuthClient } from './token-endpoint.js';
 
 /** How long an auth_url can be used: a person signs in within minutes. */
@@ -172,5 +172,3 @@ export function authorizeUrl(spec: OAuth2Spec, config: Record<string, unknown>, 
   for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
   return url.toString();
 }
-
-const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);

@@ -281,9 +281,10 @@ export class SyncWorker {
       orphansPossible: previous !== undefined && previous.status !== 'COMPLETED',
       signal,
       onProgress: async (progress, committedItems) => {
-        // Stored with the batch that committed every item yielded before it (unless cursors are not to move).
-        const due = config.cursor.skipUpdates ? undefined : checkpoints.committedThrough(committedItems);
-        if (due) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: due.cursor });
+        // Stored with the batch that committed every item yielded before it (unless cursors are not to move);
+        // taken either way, so checkpoints do not pile up over a run whose cursor stays.
+        const due = checkpoints.committedThrough(committedItems);
+        if (due && !config.cursor.skipUpdates) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: due.cursor });
         await onProgress(progress);
       },
     });

@@ -4,7 +4,7 @@ import { readCappedBody } from '../../platform/http/capped-body.js';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
 import type { Logger } from '../../platform/logger.js';
 import { CredentialsRejectedError, SourceConfigError } from '../connector.js';
-import type { WebClient } from '../../platform/http/web-client.js';
+import { USER_AGENT, type WebClient } from '../../platform/http/web-client.js';
 import { signedHeaders, uriEncode, type SigningKeys } from '../../platform/object-storage/sigv4.js';
 
 /**
@@ -134,7 +134,7 @@ export class S3Client {
       let response: Awaited<ReturnType<WebClient['get']>>;
       let body: Buffer | null;
       try {
-        const headers = { ...signedHeaders({ method: 'GET', url, keys: this.keys, region: this.target.region, now: new Date() }), 'user-agent': 'Catchment' };
+        const headers = { ...signedHeaders({ method: 'GET', url, keys: this.keys, region: this.target.region, now: new Date() }), 'user-agent': USER_AGENT };
         response = await webClient.get(url.href, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
         body = await readCappedBody(response, maxBytes);
       } catch (error) {
@@ -161,7 +161,7 @@ export class S3Client {
   }
 }
 
-/** The body, or null when it is larger than `maxBytes` (then not read further). */
+/** The part of a ListObjectsV2 answer the source reads. */
 interface ListBucketResult {
   Contents?: { Key?: unknown; ETag?: unknown; LastModified?: unknown; Size?: unknown }[];
   IsTruncated?: unknown;

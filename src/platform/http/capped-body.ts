@@ -2,8 +2,9 @@ import type { Response } from 'undici';
 
 /**
  * A response's body, or null when it is larger than `maxBytes` (declared or counted): the rest is
- * then not read, and the connection is released. Every client that reads what a remote server sends
- * (sources, token endpoints, object storage) reads through it, so no answer can fill the memory.
+ * then not read, and the connection is released. Every client that reads what a server a user names
+ * sends (sources, token endpoints) reads through it, so no answer can fill the memory; the raw data store
+ * reads its operator's own endpoint whole.
  */
 export async function readCappedBody(response: Pick<Response, 'headers' | 'body'>, maxBytes: number): Promise<Buffer | null> {
   const declared = Number(response.headers.get('content-length'));

@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { startTestServer } from '../test/support/harness.js';
 import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { ndcgAt10 } from './stats.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -44,11 +45,6 @@ for (const line of readFileSync(path.join(dataset, 'qrels', `${values.split}.tsv
 }
 const queries = readJsonl<{ _id: string; text: string }>(queriesFile).filter((query) => qrels.has(query._id));
 
-function ndcgAt10(ranked: string[], relevant: Map<string, number>): number {
-  const dcg = ranked.slice(0, 10).reduce((sum, id, i) => sum + ((2 ** (relevant.get(id) ?? 0) - 1) / Math.log2(i + 2)), 0);
-  const ideal = [...relevant.values()].sort((a, b) => b - a).slice(0, 10).reduce((sum, gain, i) => sum + ((2 ** gain - 1) / Math.log2(i + 2)), 0);
-  return ideal === 0 ? 0 : dcg / ideal;
-}
 const recallAt100 = (ranked: string[], relevant: Map<string, number>) => ranked.slice(0, 100).filter((id) => relevant.has(id)).length / relevant.size;
 
 // The service's own settings (embedder, hybrid weight…) come from the environment, as for `npm start`.

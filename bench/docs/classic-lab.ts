@@ -27,6 +27,7 @@ import { startTestServer, type TestServer } from '../../test/support/harness.js'
 import { api, waitForJob } from '../../test/support/sync-helpers.js';
 import { copyCorpus, resolveSource, structureOf } from './corpus.js';
 import { makeQuestions } from './questions.js';
+import { ndcgAt10 } from '../stats.js';
 import { WordNet } from './wordnet.js';
 
 const { values, positionals } = parseArgs({
@@ -161,12 +162,6 @@ class Corpus {
     writeFileSync(this.cacheFile, JSON.stringify(this.cache));
     await this.server?.running.stop();
   }
-}
-
-function ndcgAt10(ranked: string[], relevant: Map<string, number>): number {
-  const dcg = ranked.slice(0, 10).reduce((sum, id, i) => sum + (2 ** (relevant.get(id) ?? 0) - 1) / Math.log2(i + 2), 0);
-  const ideal = [...relevant.values()].sort((a, b) => b - a).slice(0, 10).reduce((sum, gain, i) => sum + (2 ** gain - 1) / Math.log2(i + 2), 0);
-  return ideal === 0 ? 0 : dcg / ideal;
 }
 
 async function evaluate(name: string, corpus: Corpus, cases: Case[], limit: number, idOf: (entityId: string) => string): Promise<void> {

@@ -50,9 +50,10 @@ export class TestS3Server {
   readonly requests: RecordedRequest[] = [];
   /**
    * Answers given instead of the next requests, in order (e.g. a 503 SlowDown with Retry-After); one
-   * with a `path` answers only the next request to that path (e.g. 403 InvalidObjectState for one object).
+   * with a `path` answers only the next request to that path (e.g. 403 InvalidObjectState for one object);
+   * one with `drop` closes the connection without an answer (recorded with status 0).
    */
-  readonly interruptions: { status: number; code: string; retryAfter?: string; path?: string; message?: string }[] = [];
+  readonly interruptions: ({ status: number; code: string; retryAfter?: string; path?: string; message?: string } | { drop: true; path?: string })[] = [];
   /** Most keys a listing page holds, whatever max-keys asks (S3 may return fewer keys than asked). */
   pageSize = 1000;
   private server: Server | null = null;
@@ -71,6 +72,11 @@ export class TestS3Server {
       request.on('end', () => {
         const url = new URL(request.url!, 'http://fake');
         const answer = this.answer(request, url, Buffer.concat(parts));
+        if (answer === null) {
+          this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: 0, code: null, at: Date.now(), authorization: request.headers.authorization });
+          request.socket.destroy();
+          return;
+        }
         this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: answer.status, code: answer.code, at: Date.now(), authorization: request.headers.authorization });
         response.writeHead(answer.status, answer.headers).end(answer.body);
       });
@@ -85,7 +91,8 @@ export class TestS3Server {
     this.server?.closeAllConnections();
   }
 
-  private answer(request: IncomingMessage, url: URL, payload: Buffer): { status: number; headers: Record<string, string>; body: Buffer | string; code: string | null } {
+  /** The answer to send, or null to drop the connection instead. */
+  private answer(request: IncomingMessage, url: URL, payload: Buffer): { status: number; headers: Record<string, string>; body: Buffer | string; code: string | null } | null {
     const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) => ({
       status,
       code,
@@ -94,6 +101,7 @@ export class TestS3Server {
     });
     const next = this.interruptions.findIndex((interruption) => interruption.path === undefined || interruption.path === url.pathname);
     const [interruption] = next >= 0 ? this.interruptions.splice(next, 1) : [];
+    if (interruption && 'drop' in interruption) return null;
     if (interruption) return error(interruption.status, interruption.code, interruption.message ?? 'Please reduce your request rate.', interruption.retryAfter ? { 'retry-after': interruption.retryAfter } : {});
 
     const refusal = this.authenticate(request, payload);

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type Breadcrumb, type Connector, type SkippedItem, type SourceEntity, type SourceItem, type SyncContext } from '../connector.js';
 import { nonBlankString } from '../contract/schemas.js';
 import { EXTRACTION_VERSION, extractText, isSupported } from '../text-extraction/extract-text.js';
-import type { WebClient } from '../../platform/http/web-client.js';
-import { S3Client, S3RequestError, type BucketTarget, type ListedObject } from './s3-client.js';
+import type { BucketTarget } from '../../platform/object-storage/bucket-address.js';
+import { ObjectStorageError, type ListedObject } from '../../platform/object-storage/s3-answers.js';
 import type { SigningKeys } from '../../platform/object-storage/sigv4.js';
+import { S3Client, type S3ClientContext } from './s3-client.js';
 
 /**
  * `s3`: the objects of a bucket (under a prefix) on AWS S3 or an S3-compatible store (MinIO,
@@ -105,7 +105,7 @@ function signingKeys(keys: BucketCredentials | null): SigningKeys {
   return { accessKeyId: keys?.access_key_id.trim() ?? '', secretAccessKey: keys?.secret_access_key.trim() ?? '', ...(sessionToken ? { sessionToken } : {}) };
 }
 
-function clientFor(config: BucketConfig, credentials: BucketCredentials | null, context: { webClient: WebClient; signal: AbortSignal; logger: Logger }) {
+function clientFor(config: BucketConfig, credentials: BucketCredentials | null, context: Omit<S3ClientContext, 'timeoutMs'>) {
   const target = bucketTarget(config);
   return { target, client: new S3Client(target, signingKeys(credentials), { ...context, timeoutMs: config.timeout_seconds * 1000 }) };
 }
@@ -150,23 +150,23 @@ const connector: Connector<BucketConfig, BucketCredentials, BucketCursor> = {
     }
   },
 
-  async validate({ config: settings, credentials: keys, logger }, environment) {
-    const { client } = clientFor(settings, keys, { webClient: environment.webClient, signal: new AbortController().signal, logger });
+  async validate({ config: settings, credentials: keys, http, logger }, environment) {
+    const { client } = clientFor(settings, keys, { webClient: environment.webClient, signal: new AbortController().signal, logger, wait: (ms) => http.wait(ms) });
     try {
       await client.listPage(settings.prefix, null, 1);
     } catch (error) {
       // No answer at all (a refused address, DNS, timeout) is the endpoint's problem.
-      if (error instanceof S3RequestError && error.status === 0) throw new SourceConfigError('endpoint', error.message);
+      if (error instanceof ObjectStorageError && error.status === 0) throw new SourceConfigError('endpoint', error.message);
       throw error;
     }
   },
 
-  sync({ config: settings, credentials: keys, cursor: previous, signal, logger, expectTotal, reportSkipped }, environment) {
+  sync({ config: settings, credentials: keys, cursor: previous, http, signal, logger, expectTotal, reportSkipped }, environment) {
     const next: BucketCursor = { version: 1, extraction: EXTRACTION_VERSION, listing: '', objects: {}, folders: [] };
     return {
       complete: true,
       nextCursor: () => next,
-      items: readBucket(settings, keys, previous, next, { webClient: environment.webClient, signal, logger }, { expectTotal, reportSkipped }),
+      items: readBucket(settings, keys, previous, next, { webClient: environment.webClient, signal, logger, wait: (ms) => http.wait(ms) }, { expectTotal, reportSkipped }),
     };
   },
 };
@@ -176,7 +176,7 @@ async function* readBucket(
   credentials: BucketCredentials | null,
   cursor: BucketCursor | null,
   next: BucketCursor,
-  context: { webClient: WebClient; signal: AbortSignal; logger: Logger },
+  context: Omit<S3ClientContext, 'timeoutMs'>,
   { expectTotal, reportSkipped }: Pick<SyncContext, 'expectTotal' | 'reportSkipped'>,
 ): AsyncGenerator<SourceItem> {
   const { signal, logger } = context;

@@ -173,14 +173,17 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
     expect(third.byId.get('docs/guide.md')!.text).toContain('Rewritten, then archived.');
   });
 
-  test('a 503 SlowDown is retried after the Retry-After it names', async () => {
-    s3.interruptions.push({ status: 503, code: 'SlowDown', retryAfter: '1' });
-    const run = await sync();
+  test("a 503 SlowDown is retried after the Retry-After it names, waited through the connection's client", async () => {
+    s3.interruptions.push({ status: 503, code: 'SlowDown', retryAfter: '1' }, { status: 500, code: 'InternalError' });
+    const waits: number[] = [];
+    const run = await collectRun(connector, { config: config(), credentials, waits });
     expect(run.ids).toHaveLength(5);
-    const [busy, retried] = s3.requests;
+    const [busy, failed, retried] = s3.requests;
     expect(busy).toMatchObject({ status: 503, code: 'SlowDown' });
+    expect(failed).toMatchObject({ status: 500, code: 'InternalError' });
     expect(retried!.status).toBe(200);
-    expect(retried!.at - busy!.at).toBeGreaterThanOrEqual(950);
+    // The asked second, then the doubling backoff's second step (no Retry-After).
+    expect(waits).toEqual([1000, 1000]);
   });
 
   test('a wrong secret or an unknown key is "credentials rejected", never with the secret in the error or the logs', async () => {
@@ -214,7 +217,7 @@ describe('s3 connector against a local HTTP server speaking the S3 REST API', ()
   });
 
   test('addressing: virtual-hosted on AWS, path style on a custom endpoint, for dotted buckets or when asked', () => {
-    const urlOf = (overrides: Record<string, unknown>) => new S3Client(bucketTarget(parsedConfig(connector, { bucket: 'team', ...overrides })), { accessKeyId: '', secretAccessKey: '' }, { webClient: connectorEnvironment().webClient, signal: new AbortController().signal, timeoutMs: 1000, logger: silentLogger }).objectUrl('a b/c.md').href;
+    const urlOf = (overrides: Record<string, unknown>) => new S3Client(bucketTarget(parsedConfig(connector, { bucket: 'team', ...overrides })), { accessKeyId: '', secretAccessKey: '' }, { webClient: connectorEnvironment().webClient, signal: new AbortController().signal, timeoutMs: 1000, logger: silentLogger, wait: async () => {} }).objectUrl('a b/c.md').href;
     expect(urlOf({ region: 'eu-west-1' })).toBe('https://team.s3.eu-west-1.amazonaws.com/a%20b/c.md');
     expect(urlOf({ region: 'eu-west-1', addressing: 'path' })).toBe('https://s3.eu-west-1.amazonaws.com/team/a%20b/c.md');
     expect(urlOf({ bucket: 'team.docs' })).toBe('https://s3.us-east-1.amazonaws.com/team.docs/a%20b/c.md');

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TestS3Server } from '../../../test/support/s3-server.js';
 import { FileBlobStore, type BlobStore } from './blob-store.js';
-import { ObjectStorageError, S3BlobStore } from './s3-blob-store.js';
+import { ObjectStorageError } from '../object-storage/s3-answers.js';
+import { S3BlobStore } from './s3-blob-store.js';
 
 /**
  * One contract for both raw data stores: the files under the data directory (embedded) and the
@@ -105,6 +106,15 @@ describe('raw data store on S3-compatible object storage (against a local server
     await store.put('raw/c/s/entities/1.json', 'after the storm');
     expect(s3.requests.slice(before).map((request) => request.status)).toEqual([503, 500, 200]);
     expect((await store.get('raw/c/s/entities/1.json'))?.toString()).toBe('after the storm');
+  });
+
+  it('sends a request again after the connection dropped without an answer', async () => {
+    const store = objectStore('dropped');
+    s3.interruptions.push({ drop: true });
+    const before = s3.requests.length;
+    await store.put('raw/c/s/entities/1.json', 'sent twice');
+    expect(s3.requests.slice(before).map((request) => `${request.method} ${request.status}`)).toEqual(['PUT 0', 'PUT 200']);
+    expect((await store.get('raw/c/s/entities/1.json'))?.toString()).toBe('sent twice');
   });
 
   it('fails with S3 code and message, never the secret, when the keys are refused', async () => {

@@ -43,9 +43,13 @@ export function refusalOf(error: unknown): RefusedTargetError | null {
   return null;
 }
 
-/** Why a request got no HTTP answer (DNS, refused connection, TLS, timeout), in words fit for a job's error. */
-export function networkReason(error: unknown): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError') return 'no answer in time';
+/**
+ * Why a request got no HTTP answer (DNS, refused connection, TLS, timeout), in words fit for a job's
+ * error: the system's code (ECONNREFUSED, ENOTFOUND…) or the failure's message; a timeout says how
+ * long was waited when `timeoutMs` is given.
+ */
+export function networkReason(error: unknown, timeoutMs?: number): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return timeoutMs === undefined ? 'no answer in time' : `no answer within ${Math.round(timeoutMs / 1000)} s`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }

@@ -45,11 +45,12 @@ export function refusalOf(error: unknown): RefusedTargetError | null {
 
 /**
  * Why a request got no HTTP answer (DNS, refused connection, TLS, timeout), in words fit for a job's
- * error: the system's code (ECONNREFUSED, ENOTFOUND…) or the failure's message; a timeout says how
- * long was waited when `timeoutMs` is given.
+ * error: the failure's message ("connect ECONNREFUSED 127.0.0.1:9", "other side closed"), else its
+ * code (an AggregateError of every address tried has none); a timeout says how long was waited when
+ * `timeoutMs` is given. Every client that reaches sources or the raw data store words failures with it.
  */
 export function networkReason(error: unknown, timeoutMs?: number): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return timeoutMs === undefined ? 'no answer in time' : `no answer within ${Math.round(timeoutMs / 1000)} s`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return cause?.message || cause?.code || (error instanceof Error ? error.message : String(error));
 }

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { fetch, type Agent, type Response } from 'undici';
 import { bareHost, sourceAddressProblem } from '../../shared/target-guard.js';
 import { readCappedBody } from './capped-body.js';
-import { createGuardedAgent } from './guarded-agent.js';
+import { createGuardedAgent, networkReason } from './guarded-agent.js';
 
 export const USER_AGENT = 'Catchment';
 
@@ -76,12 +76,6 @@ export interface FetchedResource {
 /** A request that got no HTTP answer (DNS, refused connection, TLS, timeout), with a reason fit for a job's error. */
 export class FetchFailedError extends Error {}
 
-function reasonOf(error: unknown, timeoutMs: number): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${Math.round(timeoutMs / 1000)} s`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.message ?? cause?.code ?? (error as Error).message;
-}
-
 async function readCapped(response: Response, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
   const body = await readCappedBody(response, maxBytes);
   return body === null ? { body: Buffer.alloc(0), truncated: true } : { body, truncated: false };
@@ -111,7 +105,7 @@ export async function fetchResource(url: string, options: FetchOptions, attempt 
   } catch (error) {
     options.signal.throwIfAborted();
     if (attempt === 1 && STALE_CONNECTION.has((error as { cause?: { code?: string } }).cause?.code ?? '')) return fetchResource(url, options, 2);
-    throw new FetchFailedError(`Cannot fetch ${url}: ${reasonOf(error, options.timeoutMs)}`);
+    throw new FetchFailedError(`Cannot fetch ${url}: ${networkReason(error, options.timeoutMs)}`);
   }
 }
 

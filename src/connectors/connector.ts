@@ -118,7 +118,7 @@ export interface SourceRun<Cursor = unknown> {
   nextCursor(): Cursor | null;
 }
 
-export { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './contract/errors.js';
+export { CredentialsRejectedError, SourceRateLimitedError, SourceConfigError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './contract/errors.js';
 
 export interface ConnectorEnvironment {
   /** Roots under which `local_folder` may read (CATCHMENT_LOCAL_FOLDER_ROOTS). */

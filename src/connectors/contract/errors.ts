@@ -25,8 +25,8 @@ export class SourceConfigError extends Error {
 }
 
 /** The source rate-limits this connection for longer than a run should wait: the job fails and is retried after `retryAfterSeconds`. */
-export class RateLimitedError extends Error {
-  override name = 'RateLimitedError';
+export class SourceRateLimitedError extends Error {
+  override name = 'SourceRateLimitedError';
   constructor(
     message: string,
     readonly retryAfterSeconds: number,

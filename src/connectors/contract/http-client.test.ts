@@ -5,7 +5,7 @@ import { capturingLogger } from '../../../test/support/capturing-logger.js';
 import type { Connector } from '../connector.js';
 import { emptyConnector, rejection } from '../connector-testing.js';
 import type { AuthHeaders, ConnectorAuth } from './auth.js';
-import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { createSourceHttpClient, SourceResponseTooLargeError, type SourceHttpClientOptions } from './http-client.js';
 import type { RequestRate, TokenProvider } from './source-http.js';
 import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
@@ -220,11 +220,11 @@ describe('createSourceHttpClient against a local HTTP server', () => {
     expect(error.message).toContain('Resource not accessible by integration');
   });
 
-  test('a rate limit longer than a request may wait is RateLimitedError with the wait, sent once', async () => {
+  test('a rate limit longer than a request may wait is SourceRateLimitedError with the wait, sent once', async () => {
     api.handler = (_request, response) => json(response, 429, { message: 'slow down' }, { 'retry-after': '3600' });
     const error = await rejection(client().getJson(`${api.origin}/issues`));
-    expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as RateLimitedError).retryAfterSeconds).toBe(3600);
+    expect(error).toBeInstanceOf(SourceRateLimitedError);
+    expect((error as SourceRateLimitedError).retryAfterSeconds).toBe(3600);
     expect(api.received).toHaveLength(1);
     expect(sleeps).toEqual([]);
   });

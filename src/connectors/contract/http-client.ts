@@ -9,7 +9,7 @@ import { fetch, type Response } from 'undici';
 import type { Logger } from '../../platform/logger.js';
 import { USER_AGENT } from '../../platform/http/web-client.js';
 import type { Connector } from '../connector.js';
-import { CredentialsRejectedError, RateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError } from './errors.js';
 import { guardedSourceAgent, networkReason, refusalOf } from '../../platform/http/guarded-agent.js';
 import { readCappedBody } from '../../platform/http/capped-body.js';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
@@ -210,7 +210,7 @@ class ConnectionHttpClient implements SourceHttpClient {
         const wait = asked ?? backoffMs(attempt);
         if (attempt >= MAX_ATTEMPTS || waited + wait > MAX_WAIT_MS) {
           const seconds = Math.max(1, Math.ceil(wait / 1000));
-          if (rateLimited) throw new RateLimitedError(`${url.origin} rate-limits this connection (${status}); retry in ${seconds} s`, seconds);
+          if (rateLimited) throw new SourceRateLimitedError(`${url.origin} rate-limits this connection (${status}); retry in ${seconds} s`, seconds);
           throw new TemporarilyUnavailableError(`${url.origin} answered ${status} ${attempt} times`, asked === null ? null : seconds);
         }
         logger.warn({ url: shown(url), status, attempt, waitMs: wait }, 'source request answered a rate limit or server error; retrying');

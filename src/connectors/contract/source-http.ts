@@ -9,7 +9,7 @@
  * - 429 and 5xx (and 403 with `x-ratelimit-remaining: 0` or a `Retry-After`, GitHub's documented
  *   rate-limit answers) are retried with exponential backoff and jitter, honouring `Retry-After`
  *   (seconds or an HTTP date) and `x-ratelimit-reset`; when the wait would be too long or the retries
- *   run out it throws RateLimitedError / TemporarilyUnavailableError, and the job retries later;
+ *   run out it throws SourceRateLimitedError / TemporarilyUnavailableError, and the job retries later;
  * - requests are paced at the connector's declared `requestRate`, per connection;
  * - the job's cancellation aborts every request; bodies are capped.
  *

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { nextPageUrl } from '../../platform/http/link-header.js';
-import { RateLimitedError, SourceHttpError } from '../contract/errors.js';
+import { SourceRateLimitedError, SourceHttpError } from '../contract/errors.js';
 import type { SourceHttpClient, SourceRequestOptions } from '../contract/source-http.js';
 import { graphqlUrl } from './schemas.js';
 
@@ -194,7 +194,7 @@ export class GitHubApi {
     const errors = parsed.data.errors ?? [];
     if (errors.some((error) => error.type === 'RATE_LIMITED')) {
       const reset = Number(response.headers.get('x-ratelimit-reset'));
-      throw new RateLimitedError('GitHub GraphQL rate limit exceeded', Number.isFinite(reset) && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000)) : 60);
+      throw new SourceRateLimitedError('GitHub GraphQL rate limit exceeded', Number.isFinite(reset) && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000)) : 60);
     }
     const unhandled = errors.filter((error) => error.type !== 'FORBIDDEN' && error.type !== 'NOT_FOUND');
     if (unhandled.length) throw new SourceHttpError(response.status, response.url, unhandled.map((error) => error.message).join('; ').slice(0, 300));

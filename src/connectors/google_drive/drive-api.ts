@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceConfigError, SourceHttpError } from '../contract/errors.js';
 import { SourceResponseTooLargeError } from '../contract/http-client.js';
 import type { SourceBytesResponse, SourceHttpClient, SourceRequestOptions } from '../contract/source-http.js';
 
@@ -215,7 +215,7 @@ export class DriveApi {
       const response = await request();
       const reason = response.error?.errors[0]?.reason;
       if (response.status !== 403 || !reason || !RATE_LIMIT_REASONS.has(reason)) return response;
-      if (attempt >= RATE_LIMIT_RETRIES) throw new RateLimitedError(`Google Drive kept answering ${reason} after ${RATE_LIMIT_RETRIES} retries`, 60);
+      if (attempt >= RATE_LIMIT_RETRIES) throw new SourceRateLimitedError(`Google Drive kept answering ${reason} after ${RATE_LIMIT_RETRIES} retries`, 60);
       await this.http.wait(2 ** attempt * 1000 + Math.random() * 1000);
     }
   }
@@ -224,7 +224,7 @@ export class DriveApi {
     const reason = error.errors[0]?.reason ?? error.status ?? '';
     const message = error.message || reason;
     if (status === 400 && error.errors[0]?.location === 'pageToken') return new PageTokenRefusedError(status, `${url.origin}${url.pathname}`, message);
-    if (status === 403 && QUOTA_REASONS.has(reason)) return new RateLimitedError(`Google Drive quota exceeded (${reason}): ${message}`, QUOTA_RETRY_SECONDS);
+    if (status === 403 && QUOTA_REASONS.has(reason)) return new SourceRateLimitedError(`Google Drive quota exceeded (${reason}): ${message}`, QUOTA_RETRY_SECONDS);
     if (status === 403 && SCOPE_REASONS.has(reason)) return new CredentialsRejectedError(`Google Drive refused the token (${reason}): ${message}. Sign in again and grant read access to Drive.`);
     return new SourceHttpError(status, `${url.origin}${url.pathname}`, message);
   }

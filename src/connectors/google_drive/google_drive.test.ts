@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { requestTokens } from '../../modules/connections/oauth/token-endpoint.js';
 import { collectRun, connectionContext, parsedConfig, rejection } from '../connector-testing.js';
-import { CredentialsRejectedError, RateLimitedError, SourceConfigError } from '../contract/errors.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceConfigError } from '../contract/errors.js';
 import { describeSchema, parseConfig } from '../contract/schemas.js';
 import type { TokenProvider } from '../contract/source-http.js';
 import { EXTRACTION_VERSION } from '../text-extraction/extract-text.js';
@@ -180,8 +180,8 @@ describe("google_drive source, against a local server speaking Google's Drive AP
 
     fake.fail(/^\/drive\/v3\/changes$/, { status: 403, reason: 'dailyLimitExceeded' });
     const error = await rejection(collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: run.cursor }));
-    expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as RateLimitedError).retryAfterSeconds).toBe(3600);
+    expect(error).toBeInstanceOf(SourceRateLimitedError);
+    expect((error as SourceRateLimitedError).retryAfterSeconds).toBe(3600);
   });
 
   test('a run that fails half-way through the listing resumes from its last checkpoint', async () => {
@@ -189,7 +189,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     fake.fail(/^\/drive\/v3\/files$/, { status: 403, reason: 'dailyLimitExceeded', after: 2 });
     const checkpoints: DriveCursor[] = [];
     const failed = await rejection(collectRun(googleDrive, { config: config(), credentials: credentials(), checkpoints }));
-    expect(failed).toBeInstanceOf(RateLimitedError);
+    expect(failed).toBeInstanceOf(SourceRateLimitedError);
     const resumeFrom = checkpoints.at(-1)!;
     expect(resumeFrom.listing).toEqual({ corpus: 'user', stage: 'files', page_token: expect.any(String) });
     const failedAt = fake.requestsTo(/^\/drive\/v3\/files$/).length;

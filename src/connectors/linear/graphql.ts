@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { retryAfterMs } from '../../platform/http/retry-after.js';
-import { CredentialsRejectedError, RateLimitedError, SourceHttpError } from '../contract/errors.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceHttpError } from '../contract/errors.js';
 import type { SourceHttpClient, TokenProvider } from '../contract/source-http.js';
 
 /**
@@ -67,7 +67,7 @@ export class LinearGraphql {
       if (errors.some(isRateLimit)) {
         const wait = rateLimitWaitMs(response.headers) ?? 1000 * 2 ** rateLimited;
         if (wait > MAX_RATE_LIMIT_WAIT_MS || rateLimited >= MAX_RATE_LIMIT_RETRIES) {
-          throw new RateLimitedError('Linear rate-limits this connection (RATELIMITED)', Math.ceil(wait / 1000));
+          throw new SourceRateLimitedError('Linear rate-limits this connection (RATELIMITED)', Math.ceil(wait / 1000));
         }
         rateLimited += 1;
         await http.wait(wait);

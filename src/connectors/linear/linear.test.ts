@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { requestTokens, TokenRequestRefusedError } from '../../modules/connections/oauth/token-endpoint.js';
-import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError } from '../connector.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceConfigError, SourceHttpError } from '../connector.js';
 import { collectRun, connectionContext, connectorEnvironment, rejection } from '../connector-testing.js';
 import type { OAuth2Spec } from '../contract/auth.js';
 import { credentialsSchemaOf, describeSchema, parseConfig } from '../contract/schemas.js';
@@ -208,12 +208,12 @@ describe("linear connector against a local server speaking Linear's GraphQL API"
     expect(typeCounts(run.entities)).toEqual({ team: 2, project: 2, document: 2, issue: 3, comment: 3 });
   });
 
-  test('a rate limit that resets later than a run should wait fails the run with RateLimitedError carrying the wait', async () => {
+  test('a rate limit that resets later than a run should wait fails the run with SourceRateLimitedError carrying the wait', async () => {
     linear.rateLimitNext(15 * 60_000);
     const error = await rejection(sync());
-    expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as RateLimitedError).retryAfterSeconds).toBeGreaterThan(14 * 60);
-    expect((error as RateLimitedError).retryAfterSeconds).toBeLessThanOrEqual(15 * 60);
+    expect(error).toBeInstanceOf(SourceRateLimitedError);
+    expect((error as SourceRateLimitedError).retryAfterSeconds).toBeGreaterThan(14 * 60);
+    expect((error as SourceRateLimitedError).retryAfterSeconds).toBeLessThanOrEqual(15 * 60);
   });
 
   test('rateLimitWaitMs reads the reset headers as epoch milliseconds and Retry-After as seconds', () => {

@@ -1,4 +1,4 @@
-import { CredentialsRejectedError, RateLimitedError, SourceConfigError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
+import { CredentialsRejectedError, SourceRateLimitedError, SourceConfigError, SourceHttpError, SourceUnreachableError, TemporarilyUnavailableError, type Connector, type ConnectorEnvironment } from '../../connectors/connector.js';
 import { createSourceHttpClient } from '../../connectors/contract/http-client.js';
 import type { TokenProvider } from '../../connectors/contract/source-http.js';
 import type { Logger } from '../../platform/logger.js';
@@ -28,7 +28,7 @@ export class SourceChecks {
       if (error instanceof SourceConfigError) throw new ValidationError([{ loc: ['config', error.field], msg: error.message, type: 'value_error' }]);
       if (error instanceof CredentialsRejectedError) throw new ValidationError([{ loc: ['authentication', 'credentials'], msg: error.message, type: 'credentials_rejected' }]);
       if (error instanceof SourceUnreachableError) throw new ValidationError([{ loc: ['authentication', 'credentials'], msg: error.message, type: 'source_unreachable' }]);
-      if (error instanceof RateLimitedError || error instanceof TemporarilyUnavailableError) {
+      if (error instanceof SourceRateLimitedError || error instanceof TemporarilyUnavailableError) {
         throw new ValidationError([{ loc: ['authentication', 'credentials'], msg: `The source could not be checked now: ${error.message}`, type: 'source_unavailable' }]);
       }
       if (error instanceof SourceHttpError) throw new ValidationError([{ loc: ['config'], msg: `The source answered the check with ${error.message}`, type: 'source_error' }]);

@@ -1,4 +1,4 @@
-import { CredentialsRejectedError, RateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
+import { CredentialsRejectedError, SourceRateLimitedError as RateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';

@@ -32,7 +32,14 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
       description: 'A source signing in with OAuth against the local token endpoint',
       auth: { kind: 'oauth2', oauth: { authorizeUrl: () => 'http://127.0.0.1/authorize', tokenUrl: () => endpoint.url, scopes: ['read'], pkce: true, refresh: 'rotating', clientAuthentication: 'basic' } },
     });
-  const operatorApps = { clientFor: async (shortName: string) => (shortName === 'scripted' ? { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET } : null) };
+  /** The sources the operator's apps were looked up for, in order. */
+  const lookups: string[] = [];
+  const operatorApps = {
+    clientFor: async (shortName: string) => {
+      lookups.push(shortName);
+      return shortName === 'scripted' ? { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET } : null;
+    },
+  };
   const providerOn = (orm: MikroORM, connectionId: string) =>
     createTokenProvider({ orm, secretBox, connectionId, connector: connector(), config: {}, operatorApps, allowPrivateNetworks: true, logger: capture.logger });
 
@@ -85,6 +92,7 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     endpoint.requests.length = 0;
     endpoint.rotateRefreshTokens = true;
     endpoint.answerGate = null;
+    lookups.length = 0;
   });
 
   test('a token valid for longer than a minute is used as stored, without asking the token endpoint', async () => {
@@ -105,6 +113,7 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     expect(stored.refreshToken).not.toBe(refreshToken);
     expect(Date.parse(stored.expiresAt!)).toBeGreaterThan(Date.now() + 3_000_000);
     expect(stored.client).toEqual({ kind: 'operator' });
+    expect(lookups).toEqual(['scripted']);
     // The rotated refresh token is the one that works now: another process refreshes with it.
     const again = providerOn(second, id);
     await again.refreshAfterRejection(token);
@@ -176,12 +185,13 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     expect(capture.raw.join('')).not.toContain(revoked);
   });
 
-  test("a connection's own client (oauth_byoc) refreshes with its id and secret", async () => {
+  test("a connection's own client (oauth_byoc) refreshes with its id and secret, without looking up the operator's app", async () => {
     endpoint.clients.set('byoc-client', 'byoc-secret');
     const id = await connectionWith({ refreshToken: endpoint.issueRefreshToken('byoc-client'), expiresAt: soon(), client: { kind: 'connection', clientId: 'byoc-client', clientSecret: 'byoc-secret' } });
     await providerOn(first, id).accessToken();
     expect(endpoint.requests[0]!.authorization).toBe(`Basic ${Buffer.from('byoc-client:byoc-secret').toString('base64')}`);
     expect((await storedOf(id)).client).toEqual({ kind: 'connection', clientId: 'byoc-client', clientSecret: 'byoc-secret' });
+    expect(lookups).toEqual([]);
   });
 
   /** Until a backend of the test database waits for a row lock (the second process's SELECT … FOR UPDATE). */

@@ -79,9 +79,12 @@ class ConnectionTokens implements TokenProvider {
    */
   private async refreshLocked(reason: RefreshReason): Promise<OAuthCredentials> {
     const { orm, secretBox, connectionId, logger, connector, config, operatorApps } = this.options;
-    // Looked up before the lock is taken: a query outside the transaction while it holds the
-    // database's only connection (embedded PGlite) would wait for it forever.
-    const operatorApp = connector.auth.kind === 'oauth2' ? await operatorApps.clientFor(connector.shortName, connector.auth.oauth.tokenUrl(config)) : null;
+    // The operator's app is looked up only for tokens it obtained, and before the lock is taken: a
+    // query outside the transaction while it holds the database's only connection (embedded PGlite)
+    // would wait for it forever. The tokens' client is read before the lock too: it changes only with
+    // a new sign-in, whose fresh tokens the check under the lock then uses without refreshing.
+    const client = (this.current ?? (await this.read())).client;
+    const operatorApp = client.kind === 'operator' && connector.auth.kind === 'oauth2' ? await operatorApps.clientFor(connector.shortName, connector.auth.oauth.tokenUrl(config)) : null;
     return orm.em.fork().transactional(async (em) => {
       const row = await em.findOne(SourceConnection, { id: connectionId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       const stored = this.opened(row);
@@ -115,7 +118,6 @@ class ConnectionTokens implements TokenProvider {
       throw error;
     }
   }
-
 }
 
 /** The client that refreshes: the connection's own, or the operator's app (null when none serves the connection's token endpoint). */

@@ -1,4 +1,7 @@
 /**
+ * What kind of URL a text is: an http(s) address (endpoints and redirects people configure), and the
+ * links that may be shown.
+ *
  * Links shown to people and agents (a result's `web_url` and `url`) end up in `href` attributes, where
  * a `javascript:` or `data:` URL runs script in the viewer's page. Only the schemes the sources
  * produce pass: the web, files and local git repositories (`file:`), and the SQL sources' row
@@ -22,3 +25,9 @@ export function safeWebUrl(url: string): string {
 export function safeFileUrl(url: string | null): string | null {
   return url === null ? null : safeWebUrl(url) || null;
 }
+
+/** An absolute http or https URL (what a token or authorization endpoint, or a browser redirect, must be). */
+export const isHttpUrl = (value: string) => {
+  const protocol = protocolOf(value);
+  return protocol === 'http:' || protocol === 'https:';
+};

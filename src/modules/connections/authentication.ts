@@ -1,6 +1,7 @@
 import type { AuthMethod, Connector } from '../../connectors/connector.js';
 import { parseCredentials } from '../../connectors/contract/schemas.js';
 import { ValidationError, type ErrorLocation, type ValidationIssue } from '../../shared/errors.js';
+import { isHttpUrl } from '../../shared/web-url.js';
 import { authMethodsOf } from '../sources/source.service.js';
 import type { OperatorOAuthApps } from './oauth/operator-apps.js';
 import type { OAuthCredentials } from './oauth/stored-credentials.js';
@@ -110,10 +111,9 @@ function requiredText(value: string | null | undefined, loc: ErrorLocation, issu
 /** An absolute http(s) URL the browser is sent to (a redirect), or null when not given. */
 export function httpUrl(value: string | null, loc: ErrorLocation, issues: ValidationIssue[]): string | null {
   if (value == null) return null;
-  const url = URL.canParse(value) ? new URL(value) : null;
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || value.length > 2048) {
+  if (!isHttpUrl(value) || value.length > 2048) {
     issues.push({ loc, msg: 'Must be an absolute http or https URL of at most 2048 characters', type: 'url_parsing' });
     return null;
   }
-  return url.toString();
+  return new URL(value).toString();
 }

@@ -5,6 +5,7 @@ import { parseConfig } from '../../../connectors/contract/schemas.js';
 import type { Orm } from '../../../platform/db/database.js';
 import type { SecretBox } from '../../../platform/secrets/secrets.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { isHttpUrl } from '../../../shared/web-url.js';
 import { OperatorOAuthApp } from './operator-app.entity.js';
 import type { OAuthClient } from './token-endpoint.js';
 
@@ -129,9 +130,6 @@ export class OperatorOAuthApps {
 export class OperatorAppsFileError extends Error {
   override name = 'OperatorAppsFileError';
 }
-
-/** An absolute http or https URL (what a token or authorization endpoint must be). */
-export const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
 
 /** Both absolute URLs naming the same endpoint (scheme and host case, default ports normalized). */
 const sameUrl = (served: string | null, asked: string) => served !== null && URL.canParse(asked) && new URL(served).href === new URL(asked).href;

@@ -6,11 +6,12 @@ import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import type { Orm } from '../../../platform/db/database.js';
 import { hashSecret, type SecretBox } from '../../../platform/secrets/secrets.js';
 import { ValidationError, type ErrorLocation } from '../../../shared/errors.js';
+import { isHttpUrl } from '../../../shared/web-url.js';
 import { Organization } from '../../organizations/organization.entity.js';
 import { SourceConnection } from '../source-connection.entity.js';
 import type { OAuthCallbackAddress } from './callback-address.js';
 import { OAuthAuthorization } from './oauth-authorization.entity.js';
-import { isHttpUrl, type OperatorOAuthApps } from './operator-apps.js';
+import type { OperatorOAuthApps } from './operator-apps.js';
 import type { OAuthClient } from './token-endpoint.js';
 
 /** How long an auth_url can be used: a person signs in within minutes. */

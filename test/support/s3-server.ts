@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { recordedRequest, type RecordedRequest } from '../../src/platform/http/test-loopback-server.js';
 import { ALGORITHM, canonicalQuery, canonicalRequestText, payloadSha256, signature } from '../../src/platform/object-storage/sigv4.js';
 
 /**
@@ -27,14 +28,11 @@ export interface StoredObject {
   lastModified: Date;
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
+export interface S3Request extends RecordedRequest {
+  /** 0 for a dropped connection. */
   status: number;
+  /** The S3 error code answered, null for a success. */
   code: string | null;
-  at: number;
-  authorization: string | undefined;
 }
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -47,7 +45,7 @@ export class TestS3Server {
   readonly buckets = new Map<string, Map<string, StoredObject>>();
   /** Access key id → secret access key. */
   readonly keys = new Map<string, string>();
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: S3Request[] = [];
   /**
    * Answers given instead of the next requests, in order (e.g. a 503 SlowDown with Retry-After); one
    * with a `path` answers only the next request to that path (e.g. 403 InvalidObjectState for one object);
@@ -73,11 +71,11 @@ export class TestS3Server {
         const url = new URL(request.url!, 'http://fake');
         const answer = this.answer(request, url, Buffer.concat(parts));
         if (answer === null) {
-          this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: 0, code: null, at: Date.now(), authorization: request.headers.authorization });
+          this.requests.push({ ...recordedRequest(request), status: 0, code: null });
           request.socket.destroy();
           return;
         }
-        this.requests.push({ method: request.method!, path: url.pathname, query: url.searchParams, status: answer.status, code: answer.code, at: Date.now(), authorization: request.headers.authorization });
+        this.requests.push({ ...recordedRequest(request), status: answer.status, code: answer.code });
         response.writeHead(answer.status, answer.headers).end(answer.body);
       });
     });

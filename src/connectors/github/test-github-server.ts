@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { discussionsAnswer, type FakeComment, type FakeDiscussion, type FakeIssue, type FakeRelease, type FakeRepository, type FakeReview, type FakeReviewComment, gitBlobSha, repositoryJson, treeJson } from './test-github-data.js';
 import { TestGitHubOAuth } from './test-github-oauth.js';
-import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
+import { closeLoopback, listenOnLoopback, recordedRequest, type RecordedRequest } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking GitHub's APIs in the layout of GitHub Enterprise Server
@@ -33,13 +33,10 @@ import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopba
  * The data and the JSON shapes it answers with are in test-github-data.ts.
  */
 
-export interface RecordedRequest {
-  method: string;
+export interface GitHubRequest extends RecordedRequest {
   /** Path without the /api/v3 prefix (REST), or /api/graphql, /login/oauth/access_token. */
   path: string;
-  query: URLSearchParams;
   status: number;
-  authorization: string | undefined;
   accept: string | undefined;
   apiVersion: string | undefined;
   /** GraphQL variables, for POST /api/graphql. */
@@ -68,7 +65,7 @@ export class TestGitHubServer {
   /** Access tokens the API accepts (personal access tokens and those the token endpoint issued). */
   readonly tokens = new Set<string>();
   readonly oauth = new TestGitHubOAuth();
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: GitHubRequest[] = [];
   readonly interruptions: Interruption[] = [];
   /** Most items a page holds, whatever per_page asks (GitHub's cap is 100; tests lower it to page small lists). */
   maxPerPage = MAX_PER_PAGE;
@@ -183,12 +180,10 @@ export class TestGitHubServer {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', this.url);
     const body = await readBody(request);
-    const record: RecordedRequest = {
-      method: request.method ?? 'GET',
+    const record: GitHubRequest = {
+      ...recordedRequest(request),
       path: url.pathname.startsWith(`${REST}/`) ? url.pathname.slice(REST.length) : url.pathname,
-      query: url.searchParams,
       status: 0,
-      authorization: request.headers.authorization,
       accept: request.headers.accept,
       apiVersion: request.headers['x-github-api-version'] as string | undefined,
     };
@@ -257,7 +252,7 @@ export class TestGitHubServer {
     return send(answer.status ?? 200, answer.json, headers);
   }
 
-  private rest(record: RecordedRequest, url: URL, accept: string): { list: unknown[] } | { json: unknown; status?: number } | { raw: Buffer } | null {
+  private rest(record: GitHubRequest, url: URL, accept: string): { list: unknown[] } | { json: unknown; status?: number } | { raw: Buffer } | null {
     const query = url.searchParams;
     if (record.path === '/user') return { json: { login: 'octocat', id: 1, type: 'User', html_url: `${this.url}/octocat` } };
     if (record.path === '/user/repos') return { list: [...this.repositories.values()].sort((a, b) => `${a.owner}/${a.name}`.localeCompare(`${b.owner}/${b.name}`)).map((repository) => repositoryJson(repository, this.url)) };

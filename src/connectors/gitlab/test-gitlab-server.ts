@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FakeGitLabOAuth } from './test-gitlab-oauth.js';
 import { type FakeIssuable, type FakeNote, type FakeProject, type GitLabUser, issuableJson, noteJson, projectJson } from './test-gitlab-shapes.js';
-import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
+import { closeLoopback, listenOnLoopback, recordedRequest, type RecordedRequest } from '../../platform/http/test-loopback-server.js';
 
 export type { FakeIssuable, FakeNote, FakeProject, FakeWikiPage, GitLabUser } from './test-gitlab-shapes.js';
 
@@ -37,13 +37,8 @@ export type { FakeIssuable, FakeNote, FakeProject, FakeWikiPage, GitLabUser } fr
  *   ./test-gitlab-shapes.ts.
  */
 
-export interface RecordedRequest {
-  method: string;
-  /** The path as sent (still URL-encoded), without the query. */
-  path: string;
-  query: URLSearchParams;
+export interface GitLabRequest extends RecordedRequest {
   status: number;
-  authorization: string | undefined;
   privateToken: string | undefined;
 }
 
@@ -62,7 +57,7 @@ const RATE_LIMIT = 2000;
 export class TestGitLabServer {
   readonly user: GitLabUser = { id: 7, username: 'ada', name: 'Ada Lovelace' };
   readonly projects = new Map<number, FakeProject>();
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: GitLabRequest[] = [];
   /** Access tokens accepted (personal access tokens and OAuth tokens), with their expiry when they have one. */
   readonly accessTokens = new Map<string, { expiresAt: number | null }>();
   /** The OAuth provider (applications, authorization codes, refresh tokens), issuing tokens into `accessTokens`. */
@@ -173,7 +168,7 @@ export class TestGitLabServer {
   }
 
   /** API requests whose path (as sent) matches. */
-  requestsTo(path: RegExp): RecordedRequest[] {
+  requestsTo(path: RegExp): GitLabRequest[] {
     return this.requests.filter((request) => path.test(request.path));
   }
 
@@ -191,14 +186,7 @@ export class TestGitLabServer {
     } catch (error) {
       answer = json(500, { message: `500 Internal Server Error: ${(error as Error).message}` });
     }
-    this.requests.push({
-      method: request.method ?? 'GET',
-      path: rawPath,
-      query: url.searchParams,
-      status: answer.status,
-      authorization: request.headers.authorization,
-      privateToken: request.headers['private-token'] as string | undefined,
-    });
+    this.requests.push({ ...recordedRequest(request), path: rawPath, status: answer.status, privateToken: request.headers['private-token'] as string | undefined });
     response.writeHead(answer.status, answer.headers ?? {}).end(answer.body);
   }
 

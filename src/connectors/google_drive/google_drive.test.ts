@@ -83,8 +83,8 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     // The start token is taken before the listing: what changes meanwhile comes with the next run.
     expect(run.cursor).toEqual({ version: 1, target: `${fake.url}|allDrives|`, extraction: expect.any(Number), changes_token: startToken, listing: null });
     // Every request asked for the fields it reads, and for shared drive support.
-    for (const request of fake.requestsTo(/^\/drive\/v3\/files$/)) expect(request.query).toMatchObject({ fields: expect.stringContaining('webViewLink'), supportsAllDrives: 'true', pageSize: '2' });
-    expect(fake.requestsTo(/^\/drive\/v3\/files$/).map((request) => request.query.corpora)).toEqual(expect.arrayContaining(['user', 'drive']));
+    for (const request of fake.requestsTo(/^\/drive\/v3\/files$/)) expect(Object.fromEntries(request.query)).toMatchObject({ fields: expect.stringContaining('webViewLink'), supportsAllDrives: 'true', pageSize: '2' });
+    expect(fake.requestsTo(/^\/drive\/v3\/files$/).map((request) => request.query.get('corpora'))).toEqual(expect.arrayContaining(['user', 'drive']));
   });
 
   test('breadcrumbs follow the folder chain up to My Drive or the shared drive; web_url is the webViewLink; access comes from permissions', async () => {
@@ -122,7 +122,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     expect(second.byId.get('d-plan')!.text).toBe('Launch plan: countdown at T-5.');
     expect(second.byId.get('b-log')!.breadcrumbs.map((crumb) => crumb.name)).toEqual(['My Drive', 'Projects', 'Apollo']);
     expect(second.byId.get('f-archive')!.breadcrumbs.map((crumb) => crumb.name)).toEqual(['Engineering']);
-    expect(fake.requestsTo(/^\/drive\/v3\/changes$/)[0]!.query).toMatchObject({ pageToken: first.cursor!.changes_token, includeItemsFromAllDrives: 'true', supportsAllDrives: 'true' });
+    expect(Object.fromEntries(fake.requestsTo(/^\/drive\/v3\/changes$/)[0]!.query)).toMatchObject({ pageToken: first.cursor!.changes_token, includeItemsFromAllDrives: 'true', supportsAllDrives: 'true' });
     expect(second.cursor!.changes_token).not.toBe(first.cursor!.changes_token);
 
     const third = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: second.cursor });
@@ -136,7 +136,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     const renamed = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: first.cursor });
     expect(renamed.ids).toEqual(['d-plan', 'f-apollo', 's-budget']);
     expect(renamed.byId.get('s-budget')!.breadcrumbs.map((crumb) => crumb.name)).toEqual(['My Drive', 'Projects', 'Apollo 11']);
-    expect(fake.requestsTo(/^\/drive\/v3\/files$/).at(-1)!.query.q).toBe("'f-apollo' in parents and trashed = false");
+    expect(fake.requestsTo(/^\/drive\/v3\/files$/).at(-1)!.query.get('q')).toBe("'f-apollo' in parents and trashed = false");
 
     fake.trash('f-projects');
     const trashed = await collectRun(googleDrive, { config: config(), credentials: credentials(), cursor: renamed.cursor });
@@ -153,7 +153,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     expect(second.deletes).toEqual(['0AEngineering', 'b-restart', 'f-runbooks']);
     // Six changes at two a page: a checkpoint after each page but the last, each at the next page.
     expect(second.checkpoints.map((checkpoint) => checkpoint.listing)).toEqual([null, null]);
-    expect(second.checkpoints.map((checkpoint) => checkpoint.changes_token)).toEqual(fake.requestsTo(/^\/drive\/v3\/changes$/).slice(1).map((request) => request.query.pageToken));
+    expect(second.checkpoints.map((checkpoint) => checkpoint.changes_token)).toEqual(fake.requestsTo(/^\/drive\/v3\/changes$/).slice(1).map((request) => request.query.get('pageToken')));
   });
 
   test('a 429 with Retry-After is waited out and the same page asked again; the run is complete', async () => {
@@ -162,7 +162,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     const run = await collectRun(googleDrive, { config: config(), credentials: credentials(), waits });
     expect(waits).toContain(7000);
     const listings = fake.requestsTo(/^\/drive\/v3\/files$/);
-    expect(listings[1]!.query).toEqual(listings[2]!.query);
+    expect(Object.fromEntries(listings[1]!.query)).toEqual(Object.fromEntries(listings[2]!.query));
     expect(run.complete).toBe(true);
     expect(run.entities).toHaveLength(11);
   });
@@ -198,7 +198,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     expect(resumed.complete).toBe(false);
     const listings = fake.requestsTo(/^\/drive\/v3\/files$/).slice(failedAt);
     // It starts at the checkpoint's page: no folder listing of My Drive, no first page again.
-    expect(listings[0]!.query).toMatchObject({ corpora: 'user', pageToken: resumeFrom.listing!.page_token!, q: "trashed = false and mimeType != 'application/vnd.google-apps.folder'" });
+    expect(Object.fromEntries(listings[0]!.query)).toMatchObject({ corpora: 'user', pageToken: resumeFrom.listing!.page_token!, q: "trashed = false and mimeType != 'application/vnd.google-apps.folder'" });
     expect(resumed.ids).not.toContain('f-projects');
     expect(resumed.ids).toEqual(expect.arrayContaining(['b-restart', 'f-runbooks', 'p-kickoff']));
     expect(resumed.cursor).toEqual({ ...resumeFrom, listing: null });
@@ -208,7 +208,7 @@ describe("google_drive source, against a local server speaking Google's Drive AP
     const checkpoint: DriveCursor = { version: 1, target: `${fake.url}|user|`, extraction: EXTRACTION_VERSION, changes_token: '3', listing: { corpus: 'user', stage: 'files', page_token: 'expired-token' } };
     const run = await collectRun(googleDrive, { config: config({ corpora: 'user' }), credentials: credentials(), cursor: checkpoint, resuming: true });
     expect(run.ids).toEqual(['0AMyDriveRootFolder', 'b-notes', 'b-shared', 'd-plan', 'p-kickoff', 's-budget']);
-    expect(fake.requestsTo(/^\/drive\/v3\/files$/).map((request) => request.query.pageToken ?? null).slice(0, 2)).toEqual(['expired-token', null]);
+    expect(fake.requestsTo(/^\/drive\/v3\/files$/).map((request) => request.query.get('pageToken')).slice(0, 2)).toEqual(['expired-token', null]);
     expect(run.cursor).toEqual({ ...checkpoint, listing: null });
   });
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { DRIVE_DEFAULT, FILE_DEFAULT, fileNotFound, googleError, json, matcherOf, paginate, readBody, select } from './test-google-drive-protocol.js';
-import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
+import { closeLoopback, listenOnLoopback, recordedRequest, type RecordedRequest } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking the part of the Google Drive API v3 and of Google's
@@ -82,12 +82,6 @@ interface ChangeEntry {
   driveId?: string;
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  authorization: string | null;
-}
 
 /** An answer given instead of the real one to the next `times` requests whose path matches. */
 interface Failure {
@@ -251,8 +245,7 @@ export class FakeGoogleDrive {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', this.url);
-    const query = Object.fromEntries(url.searchParams);
-    this.requests.push({ method: request.method ?? 'GET', path: url.pathname, query, authorization: request.headers.authorization ?? null });
+    this.requests.push(recordedRequest(request));
     if (request.method === 'POST' && url.pathname === '/token') return this.token(await readBody(request), response);
     const failure = this.failures.find((candidate) => candidate.times > 0 && candidate.path.test(url.pathname) && candidate.after-- <= 0);
     if (failure) {

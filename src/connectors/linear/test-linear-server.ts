@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { buildSchema, type GraphQLSchema, getOperationAST, graphql, parse } from 'graphql';
 import { type ConnectionArgs, dateHolds, relayConnection, UserInputError } from './test-linear-relay.js';
 import { LINEAR_SCHEMA_SUBSET } from './test-linear-schema.js';
-import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
+import { closeLoopback, listenOnLoopback, recordedRequest, type RecordedRequest } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking Linear's API as Linear documents it.
@@ -75,9 +75,7 @@ export interface DocumentRecord extends Stamped {
   creator: string | null;
 }
 
-export interface RecordedRequest {
-  path: string;
-  authorization: string | undefined;
+export interface LinearRequest extends RecordedRequest {
   /** The GraphQL operation's name (null for the token endpoint or a document that does not parse). */
   operation: string | null;
   variables: Record<string, unknown>;
@@ -112,7 +110,7 @@ export class TestLinearServer {
   readonly accessTokens = new Map<string, number>();
   /** OAuth clients registered: client id → secret. */
   readonly clients = new Map<string, string>();
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: LinearRequest[] = [];
   readonly interruptions: Interruption[] = [];
   url = '';
   private readonly refreshTokens = new Map<string, string>(); // refresh token → client id
@@ -210,7 +208,7 @@ export class TestLinearServer {
     this.interruptions.push({ code: 'RATELIMITED', type: 'ratelimited', message: 'Rate limit exceeded', resetInMs });
   }
 
-  graphqlRequests(operation?: string): RecordedRequest[] {
+  graphqlRequests(operation?: string): LinearRequest[] {
     return this.requests.filter((request) => request.path === '/graphql' && (operation === undefined || request.operation === operation));
   }
 
@@ -236,7 +234,7 @@ export class TestLinearServer {
     const body = Buffer.concat(chunks).toString('utf8');
     if (request.method === 'POST' && path === '/graphql') return this.answerGraphql(request, body, response);
     if (request.method === 'POST' && path === '/oauth/token') return this.answerToken(request, body, response);
-    this.requests.push({ path, authorization: request.headers.authorization, operation: null, variables: {}, status: 404, errorCode: null });
+    this.requests.push({ ...recordedRequest(request), operation: null, variables: {}, status: 404, errorCode: null });
     response.writeHead(404, { 'content-type': 'text/plain' });
     response.end('Not found');
   }
@@ -264,7 +262,7 @@ export class TestLinearServer {
       operation = null;
     }
     const record = (status: number, errorCode: string | null) =>
-      this.requests.push({ path: '/graphql', authorization: request.headers.authorization, operation, variables, status, errorCode });
+      this.requests.push({ ...recordedRequest(request), operation, variables, status, errorCode });
     const headers = (resetAt = Date.now() + 3_600_000, remaining = 4_999) => ({
       'content-type': 'application/json; charset=utf-8',
       'x-ratelimit-requests-limit': '5000',
@@ -297,7 +295,7 @@ export class TestLinearServer {
     const form = new URLSearchParams(body);
     const refusal = this.grantRefusal(request, form);
     const answer = refusal ?? this.issueTokens(form.get('client_id')!);
-    this.requests.push({ path: '/oauth/token', authorization: request.headers.authorization, operation: null, variables: {}, status: refusal?.status ?? 200, errorCode: refusal?.error ?? null });
+    this.requests.push({ ...recordedRequest(request), operation: null, variables: {}, status: refusal?.status ?? 200, errorCode: refusal?.error ?? null });
     response.writeHead(refusal?.status ?? 200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(refusal ? { error: refusal.error, error_description: refusal.description } : answer));
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type FakeBlock, type Parent, text } from './test-notion-content.js';
 import { TestNotionOAuth } from './test-notion-oauth.js';
-import { closeLoopback, listenOnLoopback } from '../../platform/http/test-loopback-server.js';
+import { closeLoopback, listenOnLoopback, recordedRequest, type RecordedRequest } from '../../platform/http/test-loopback-server.js';
 
 /**
  * Test helper: a local HTTP server speaking Notion's REST API (version 2022-06-28) as its reference
@@ -52,12 +52,8 @@ interface StoredObject {
   children: string[];
 }
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
+export interface NotionRequest extends RecordedRequest {
   body: Record<string, unknown> | null;
-  authorization: string | undefined;
   status: number;
 }
 
@@ -83,7 +79,7 @@ const undashed = (id: string) => id.replace(/-/g, '');
 export class TestNotionServer {
   /** Tokens the API accepts (internal integration tokens and OAuth access tokens alike). */
   readonly tokens = new Set<string>();
-  readonly requests: RecordedRequest[] = [];
+  readonly requests: NotionRequest[] = [];
   /** 429 rate_limited answers (with Retry-After, in seconds) given instead of the next API request to `path` (any path when absent). */
   readonly rateLimits: { path?: string; retryAfter: string }[] = [];
   /**
@@ -340,7 +336,7 @@ export class TestNotionServer {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     const method = request.method ?? 'GET';
-    const record: RecordedRequest = { method, path: url.pathname, query: url.searchParams, body: null, authorization: request.headers.authorization, status: 0 };
+    const record: NotionRequest = { ...recordedRequest(request), body: null, status: 0 };
     this.requests.push(record);
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       record.status = status;

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { TestTokenEndpoint } from '../src/modules/connections/oauth/test-token-endpoint.js';
+import { TestOAuthProvider } from './support/oauth-provider.js';
 import { WebhookReceiver } from '../src/modules/webhooks/webhook-receiver.js';
 import { graphql, http, startTestServer, type TestServer } from './support/harness.js';
 import { api, eventually, FAST_WORKER, waitForJob, type Api } from './support/sync-helpers.js';
@@ -14,7 +14,7 @@ import { api, eventually, FAST_WORKER, waitForJob, type Api } from './support/sy
 let server: TestServer;
 let call: Api;
 let collection: string;
-let endpoint: TestTokenEndpoint;
+let endpoint: TestOAuthProvider;
 let receiver: WebhookReceiver;
 let admin: string;
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
   server = await startTestServer({ deployment: 'embedded', env: { ...FAST_WORKER, CATCHMENT_WEBHOOKS_ALLOW_HTTP: 'true' } });
   call = api(server.url, server.apiKey);
   collection = (await call('POST', '/collections', { name: 'OAuth runtime' })).body.readable_id;
-  endpoint = await new TestTokenEndpoint().start();
+  endpoint = await new TestOAuthProvider().start();
   receiver = await WebhookReceiver.start();
   const orgId = (await graphql(server.url, '{ viewer { organization { id } } }', {}, { apiKey: server.apiKey })).body.data.viewer.organization.id;
   admin = (await server.running.core.services.auth.issueToken({ organizationId: orgId, email: 'admin@example.com', role: 'admin' })).access_token;
@@ -66,7 +66,7 @@ test('a token endpoint unavailable for now (503, Retry-After: 120) fails the job
   const created = await call('POST', '/source-connections', {
     short_name: 'stub',
     readable_collection_id: collection,
-    config: { entity_count: 5, oauth_token_url: endpoint.url },
+    config: { entity_count: 5, oauth_token_url: endpoint.tokenUrl },
     authentication: { access_token: 'access-expiring', refresh_token: endpoint.issueRefreshToken('runtime-client'), expires_at: new Date(Date.now() + 20_000).toISOString(), client_id: 'runtime-client', client_secret: 'runtime-secret' },
   });
   expect(created.status).toBe(200);
@@ -89,7 +89,7 @@ test('a refused refresh: the job fails, the connection needs re-authentication, 
   const created = await call('POST', '/source-connections', {
     short_name: 'stub',
     readable_collection_id: collection,
-    config: { entity_count: 5, oauth_token_url: endpoint.url },
+    config: { entity_count: 5, oauth_token_url: endpoint.tokenUrl },
     // A refresh token the provider no longer knows (revoked): the refresh is refused with invalid_grant.
     authentication: { access_token: 'access-expiring', refresh_token: 'refresh-revoked', expires_at: new Date(Date.now() + 20_000).toISOString(), client_id: 'runtime-client', client_secret: 'runtime-secret' },
   });

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
-import { TestTokenEndpoint } from '../src/modules/connections/oauth/test-token-endpoint.js';
+import { TestOAuthProvider } from './support/oauth-provider.js';
 import { WebhookReceiver, type ReceivedDelivery } from '../src/modules/webhooks/webhook-receiver.js';
 import { EVENT_TYPES } from '../src/platform/events/event-bus.js';
 import { loadOpenApiDocument } from '../src/rest/facade.js';
@@ -173,13 +173,13 @@ describe('webhooks', () => {
     expect((await call('POST', `/source-connections/${slow.id}/jobs/${run.id}/cancel`)).status).toBe(200);
     const cancelled = await waitForJob(call, slow.id, run.id, ['CANCELLED']);
     // An OAuth connection whose refresh the provider refuses (a revoked refresh token): its user must sign in again.
-    const tokenEndpoint = await new TestTokenEndpoint().start();
+    const tokenEndpoint = await new TestOAuthProvider().start();
     tokenEndpoint.clients.set('events-client', 'events-secret');
     const expiring = (
       await call('POST', '/source-connections', {
         short_name: 'stub',
         readable_collection_id: made.readable_id,
-        config: { entity_count: 3, hierarchy_depth: 0, oauth_token_url: tokenEndpoint.url },
+        config: { entity_count: 3, hierarchy_depth: 0, oauth_token_url: tokenEndpoint.tokenUrl },
         authentication: { access_token: 'access-expiring', refresh_token: 'refresh-revoked', expires_at: new Date(Date.now() + 20_000).toISOString(), client_id: 'events-client', client_secret: 'events-secret' },
       })
     ).body;

@@ -2,15 +2,15 @@ import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
 import type { OAuth2Spec } from '../../../connectors/contract/auth.js';
 import { TemporarilyUnavailableError } from '../../../connectors/contract/errors.js';
 import { requestTokens, type TokenRequest, TokenRequestRefusedError } from './token-endpoint.js';
-import { TestTokenEndpoint } from './test-token-endpoint.js';
+import { TestOAuthProvider } from '../../../../test/support/oauth-provider.js';
 
 const CLIENT_ID = 'catchment-client';
 const CLIENT_SECRET = 'client-secret-with spaces&symbols=1';
 const REDIRECT_URI = 'https://catchment.example/oauth/callback';
 
-const specFor = (endpoint: TestTokenEndpoint, overrides: Partial<OAuth2Spec<{ base: string }>> = {}): OAuth2Spec<{ base: string }> => ({
+const specFor = (endpoint: TestOAuthProvider, overrides: Partial<OAuth2Spec<{ base: string }>> = {}): OAuth2Spec<{ base: string }> => ({
   authorizeUrl: ({ base }) => `${base}/authorize`,
-  tokenUrl: () => endpoint.url,
+  tokenUrl: () => endpoint.tokenUrl,
   scopes: ['read'],
   pkce: true,
   refresh: 'refresh',
@@ -25,7 +25,7 @@ async function refusal(promise: Promise<unknown>): Promise<Error> {
 }
 
 describe('requestTokens against a local server speaking the OAuth 2 token endpoint protocol (RFC 6749)', () => {
-  let endpoint: TestTokenEndpoint;
+  let endpoint: TestOAuthProvider;
   const request = (overrides: Partial<TokenRequest<{ base: string }>>): TokenRequest<{ base: string }> => ({
     spec: specFor(endpoint),
     config: { base: 'https://provider.example' },
@@ -36,7 +36,7 @@ describe('requestTokens against a local server speaking the OAuth 2 token endpoi
   });
 
   beforeEach(async () => {
-    endpoint = await new TestTokenEndpoint().start();
+    endpoint = await new TestOAuthProvider().start();
     endpoint.clients.set(CLIENT_ID, CLIENT_SECRET);
   });
   afterEach(() => endpoint.stop());
@@ -113,7 +113,7 @@ describe('requestTokens against a local server speaking the OAuth 2 token endpoi
     const error = await refusal(requestTokens(request({ grant: { type: 'authorization_code', code: 'never-issued', redirectUri: REDIRECT_URI } })));
     expect(error).toBeInstanceOf(TokenRequestRefusedError);
     expect((error as TokenRequestRefusedError).error).toBe('invalid_grant');
-    expect(error.message).toContain('The code is invalid or was already used');
+    expect(error.message).toContain('The code is invalid, was already used, or does not match');
   });
 
   test('5xx and 429 are temporary (with Retry-After), as is an endpoint that does not answer', async () => {
@@ -124,7 +124,7 @@ describe('requestTokens against a local server speaking the OAuth 2 token endpoi
     const limited = await refusal(requestTokens(request({ grant: { type: 'refresh_token', refreshToken: endpoint.issueRefreshToken(CLIENT_ID) } })));
     expect(limited).toBeInstanceOf(TemporarilyUnavailableError);
     expect((limited as TemporarilyUnavailableError).retryAfterSeconds).toBe(42);
-    const url = endpoint.url;
+    const url = endpoint.tokenUrl;
     await endpoint.stop();
     const down = await refusal(requestTokens(request({ spec: specFor(endpoint, { tokenUrl: () => url }) })));
     expect(down).toBeInstanceOf(TemporarilyUnavailableError);

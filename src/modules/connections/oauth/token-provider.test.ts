@@ -11,7 +11,7 @@ import { Collection } from '../../collections/collection.entity.js';
 import { Organization } from '../../organizations/organization.entity.js';
 import { SourceConnection } from '../source-connection.entity.js';
 import type { OAuthClientReference, OAuthCredentials } from './stored-credentials.js';
-import { TestTokenEndpoint } from './test-token-endpoint.js';
+import { TestOAuthProvider } from '../../../../test/support/oauth-provider.js';
 import { createTokenProvider } from './token-provider.js';
 
 const CLIENT_ID = 'operator-app';
@@ -22,7 +22,7 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
   // Two ORMs with pools of their own: two processes sharing the database.
   let first: MikroORM;
   let second: MikroORM;
-  let endpoint: TestTokenEndpoint;
+  let endpoint: TestOAuthProvider;
   let collectionId: string;
   const secretBox = new SecretBox(Buffer.alloc(32, 3));
   const capture = capturingLogger();
@@ -30,7 +30,7 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     emptyConnector({
       shortName: 'scripted',
       description: 'A source signing in with OAuth against the local token endpoint',
-      auth: { kind: 'oauth2', oauth: { authorizeUrl: () => 'http://127.0.0.1/authorize', tokenUrl: () => endpoint.url, scopes: ['read'], pkce: true, refresh: 'rotating', clientAuthentication: 'basic' } },
+      auth: { kind: 'oauth2', oauth: { authorizeUrl: () => 'http://127.0.0.1/authorize', tokenUrl: () => endpoint.tokenUrl, scopes: ['read'], pkce: true, refresh: 'rotating', clientAuthentication: 'basic' } },
     });
   /** The sources the operator's apps were looked up for, in order. */
   const lookups: string[] = [];
@@ -79,7 +79,7 @@ describe('OAuth token provider on PostgreSQL, against a local RFC 6749 token end
     const collection = em.create(Collection, { organization, name: 'Tokens', readableId: 'tokens', vectorSize: 4, embeddingModelName: 'test' });
     await em.flush();
     collectionId = collection.id;
-    endpoint = await new TestTokenEndpoint().start();
+    endpoint = await new TestOAuthProvider().start();
     endpoint.clients.set(CLIENT_ID, CLIENT_SECRET);
   });
   afterAll(async () => {

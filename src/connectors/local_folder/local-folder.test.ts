@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from '../../platform/logger.js';
 import { SourceConfigError, type SourceEntity, type SourceItem, type SourceRun } from '../connector.js';
 import { docxWith, pdfWith } from '../text-extraction/test-fixtures.js';
-import connector, { type FolderCursor } from './index.js';
+import type { FolderCursor } from './folder-settings.js';
+import connector from './index.js';
 import { connectionContext, connectorEnvironment, parsedConfig } from '../connector-testing.js';
 import { describeSchema, parseConfig, parseCursor } from '../contract/schemas.js';
 

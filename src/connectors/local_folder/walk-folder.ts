@@ -100,6 +100,18 @@ export async function* walkFolder(
     }
   }
 
+  /** A file as the previous run left it: kept when it was indexed, else reported left out again. */
+  function* unchanged(relative: string, indexed: boolean, frames: Frame[]): Generator<SourceItem> {
+    if (indexed) {
+      yield* ancestors(frames);
+      yielded.add(relative);
+      yield { keep: relative };
+    } else {
+      // Read before and found without text (binary, or its extraction failed): still left out.
+      skip(relative, 'binary content or no text');
+    }
+  }
+
   async function* walk(directory: string, relativeDirectory: string, frames: Frame[]): AsyncGenerator<SourceItem> {
     let entries;
     try {
@@ -175,14 +187,7 @@ export async function* walkFolder(
       // ctime too: it moves when content is replaced with the old mtime kept (cp -p, rsync -t, tar).
       if (before && before.size === info.size && before.mtimeMs === info.mtimeMs && before.ctimeMs === info.ctimeMs) {
         next.files[relative] = before;
-        if (before.indexed) {
-          yield* ancestors(frames);
-          yielded.add(relative);
-          yield { keep: relative };
-        } else {
-          // Read before and found without text (binary, or its extraction failed): still left out.
-          skip(relative, 'binary content or no text');
-        }
+        yield* unchanged(relative, before.indexed, frames);
         continue;
       }
 
@@ -205,14 +210,7 @@ export async function* walkFolder(
       if (before && before.sha256 === hash) {
         // Touched, not changed.
         next.files[relative] = state(before.indexed);
-        if (before.indexed) {
-          yield* ancestors(frames);
-          yielded.add(relative);
-          yield { keep: relative };
-        } else {
-          // Read before and found without text (binary, or its extraction failed): still left out.
-          skip(relative, 'binary content or no text');
-        }
+        yield* unchanged(relative, before.indexed, frames);
         continue;
       }
 

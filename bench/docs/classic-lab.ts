@@ -23,8 +23,7 @@ import { FIELD_WEIGHTS, type FieldWeights } from '../../src/modules/search/class
 import { HeuristicPlanner } from '../../src/modules/search/classic/heuristic-planner.js';
 import type { Retrieval, SearchScope } from '../../src/modules/search/retrieval.js';
 import type { SearchResultView } from '../../src/modules/search/search-result.js';
-import { startTestServer, type TestServer } from '../../test/support/harness.js';
-import { api, waitForJob } from '../../test/support/sync-helpers.js';
+import type { TestServer } from '../../test/support/harness.js';
 import { copyCorpus, resolveSource, structureOf } from './corpus.js';
 import { makeQuestions } from './questions.js';
 import { ndcgAt10 } from '../stats.js';
@@ -51,6 +50,8 @@ const defaults = { ...FIELD_WEIGHTS };
 interface Case {
   question: string;
   relevant: Map<string, number>;
+  /** The bench:docs kind of question (faq, summary, heading, paraphrase, body), for recall by kind. */
+  kind?: string;
 }
 
 interface RestResult {
@@ -113,6 +114,7 @@ class Corpus {
   async hybrid(text: string, filter: FilterGroup[]): Promise<SearchResultView[]> {
     const key = JSON.stringify([text, filter, depth]);
     if (!this.cache.lists[key]) {
+      const { api } = await import('../../test/support/sync-helpers.js');
       const call = api((await this.start()).url, this.apiKey);
       const response = await call('POST', '/collections/classiclab/search/instant', { query: text, retrieval_strategy: 'hybrid', limit: depth, filter });
       if (response.status !== 200) throw new Error(`instant search answered ${response.status}: ${JSON.stringify(response.body)}`);
@@ -138,6 +140,8 @@ class Corpus {
     const synced = existsSync(path.join(this.dir, 'synced'));
     if (!synced) this.writeFiles(folder);
     const passthrough = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('CATCHMENT_'))) as Record<string, string>;
+    // Loaded only when an answer is missing: a trial over cached answers needs no server code.
+    const [{ startTestServer }, { api, waitForJob }] = await Promise.all([import('../../test/support/harness.js'), import('../../test/support/sync-helpers.js')]);
     this.server = await startTestServer({
       deployment: 'embedded',
       dataDir: path.join(this.dir, 'data'),
@@ -177,7 +181,8 @@ async function evaluateOnce(name: string, corpus: Corpus, cases: Case[], limit: 
   const scope = { sourceNames: ['local_folder'], collection: { readableId: 'lab' } } as unknown as SearchScope;
   const sums = { hybrid: { recall: 0, mrr: 0, ndcg: 0 }, classic: { recall: 0, mrr: 0, ndcg: 0 } };
   let lostFirst = 0;
-  for (const { question, relevant } of cases) {
+  const byKind = new Map<string, { n: number; hybrid: number; classic: number }>();
+  for (const { question, relevant, kind } of cases) {
     const hybrid = (await corpus.hybrid(question, [])).slice(0, limit).map((r) => idOf(r.entityId));
     const { results } = await classic.run(scope, { query: question, filter: [], limit, offset: 0 });
     const ranked = results.map((r) => idOf(r.entityId));
@@ -191,11 +196,18 @@ async function evaluateOnce(name: string, corpus: Corpus, cases: Case[], limit: 
       sums[tier].recall += rank >= 0 ? 1 : 0;
       sums[tier].mrr += rank >= 0 ? 1 / (rank + 1) : 0;
       sums[tier].ndcg += ndcgAt10(list, relevant);
+      if (kind) {
+        const counts = byKind.get(kind) ?? { n: 0, hybrid: 0, classic: 0 };
+        if (tier === 'hybrid') counts.n++;
+        counts[tier] += rank >= 0 ? 1 : 0;
+        byKind.set(kind, counts);
+      }
     }
   }
   const n = cases.length;
   const figures = (tier: 'hybrid' | 'classic') => `recall@10 ${(sums[tier].recall / n).toFixed(3)} MRR@10 ${(sums[tier].mrr / n).toFixed(3)} nDCG@10 ${(sums[tier].ndcg / n).toFixed(4)}`;
   console.log(`${name} (${n}): hybrid ${figures('hybrid')} | classic ${figures('classic')} | instant's first lost ${lostFirst}`);
+  if (byKind.size > 0) console.log(`  recall@10 by kind, hybrid → classic: ${[...byKind].map(([kind, c]) => `${kind} ${(c.hybrid / c.n).toFixed(2)} → ${(c.classic / c.n).toFixed(2)}`).join('  ')}`);
 }
 
 const work = path.resolve(values.work!);
@@ -235,7 +247,7 @@ if (values.beir) {
     const questions = makeQuestions(files.map(structureOf), { seed: 13, perFile: 3, total: 300, wordnet }).filter((question) => question.split === split);
     const corpus = new Corpus(dir, () => {});
     try {
-      await evaluate(`${source} ${split}`, corpus, questions.map((q) => ({ question: q.question, relevant: new Map([[q.answer, 1]]) })), 10, (id) => id);
+      await evaluate(`${source} ${split}`, corpus, questions.map((q) => ({ question: q.question, relevant: new Map([[q.answer, 1]]), kind: q.kind })), 10, (id) => id);
     } finally {
       await corpus.close();
     }

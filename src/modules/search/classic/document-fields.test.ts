@@ -34,11 +34,22 @@ describe('second stage: the question’s words in name, headings and best passag
   test('a file name counts, its run-together words too ("createtable" for "create table")', () => {
     const named = doc('sql-createtable.html', 0.8, 'Synopsis and parameters of the command.', 'sql-createtable.html');
     const results = [...filler(5).map((r) => ({ ...r, textualRepresentation: `${r.textualRepresentation} create table` })), named];
-    const rescored = rescoreByFields('create table', results, { ...FIELD_WEIGHTS, heading: 0, passage: 0, name: 1 });
+    const rescored = rescoreByFields('create table', results, { ...FIELD_WEIGHTS, heading: 0, passage: 0, phrase: 0, name: 1 });
     expect(rescored[0]!.entityId).toBe('sql-createtable.html');
     // Without the name's words the same document stays last.
-    const unnamed = rescoreByFields('create table', [...results.slice(0, 5), { ...named, name: 'reference.html' }], { ...FIELD_WEIGHTS, heading: 0, passage: 0, name: 1 });
+    const unnamed = rescoreByFields('create table', [...results.slice(0, 5), { ...named, name: 'reference.html' }], { ...FIELD_WEIGHTS, heading: 0, passage: 0, phrase: 0, name: 1 });
     expect(unnamed.at(-1)!.entityId).toBe('sql-createtable.html');
+  });
+
+  test('the question’s words standing together in a passage count more than the same words scattered (phrase share)', () => {
+    const scattered = doc('scattered.md', 0.9, 'The branch on the remote server is what upstream tracking follows.');
+    const together = doc('together.md', 0.85, 'A remote-tracking branch records where the upstream one stood when last fetched.');
+    const results = [filler(1)[0]!, scattered, together];
+    const rescored = rescoreByFields('remote tracking branch', results);
+    expect(ids(rescored).indexOf('together.md')).toBeLessThan(ids(rescored).indexOf('scattered.md'));
+    // Without the phrase share the same words, scattered or not, leave the first-stage order.
+    const unphrased = rescoreByFields('remote tracking branch', results, { ...FIELD_WEIGHTS, phrase: 0 });
+    expect(ids(unphrased).indexOf('scattered.md')).toBeLessThan(ids(unphrased).indexOf('together.md'));
   });
 
   test('the first document stays within the first three; scores still order the list; documents past the depth keep their place below', () => {

@@ -56,10 +56,11 @@ describe('raw data store on S3-compatible object storage (against a local server
       })
     ).body;
     expect(await run(connection.id)).toMatchObject({ status: 'COMPLETED', entities_inserted: 15 });
-    const entityKeys = stored(collection.id, connection.id).filter((key) => key.includes('/entities/'));
-    expect(entityKeys).toHaveLength(15);
-    const record = JSON.parse(s3.buckets.get('catchment-raw')!.get(entityKeys[0]!)!.body.toString('utf8'));
-    expect(record.entityId).toMatch(/^stub-\d+$/);
+    // One pack (a blob of JSON lines) per batch, not an object per entity.
+    const packKeys = stored(collection.id, connection.id).filter((key) => key.includes('/packs/'));
+    expect(packKeys).toHaveLength(1);
+    const lines = s3.buckets.get('catchment-raw')!.get(packKeys[0]!)!.body.toString('utf8').split('\n').map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.entity.entityId).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `stub-${i}`).sort());
 
     // The source now fails: a replay must read the bucket, not the source.
     await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 15, fail_after: 0, hierarchy_depth: 0 } });
@@ -77,7 +78,7 @@ describe('raw data store on S3-compatible object storage (against a local server
     const pushed = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'reembed-on-s3', name: 'Pushed notes' })).body;
     const batch = (await call('POST', `/source-connections/${pushed.id}/entities`, { entities: [1, 2, 3, 4].map((i) => ({ id: `note-${i}`, text: `Pushed note ${i} about zeppelins` })) })).body;
     expect(await waitForJob(call, pushed.id, batch.job.id, FINISHED)).toMatchObject({ status: 'COMPLETED', entities_inserted: 4 });
-    expect(stored(collection.id, pushed.id).filter((key) => key.includes('/entities/'))).toHaveLength(4);
+    expect(stored(collection.id, pushed.id).filter((key) => key.includes('/packs/'))).toHaveLength(1);
 
     const reembedded = (await call('POST', '/graphql', { query: 'mutation($id: String!) { reembedCollection(readableId: $id) { jobs { id sourceConnectionId } skipped { reason } } }', variables: { id: 'reembed-on-s3' } })).body;
     expect(reembedded.errors).toBeUndefined();

@@ -86,6 +86,12 @@ export class EntityStore {
     await this.connection.execute(`update entities set content_hash = '' where collection_id = ?`, [collectionId]);
   }
 
+  /** How many entities the connection holds. */
+  async count(sourceConnectionId: string): Promise<number> {
+    const [row] = await this.connection.execute<{ count: string }[]>('select count(*) as count from entities where source_connection_id = ?', [sourceConnectionId]);
+    return Number(row?.count ?? 0);
+  }
+
   /** Every entity id of the connection (for the deletions at the end of a full sync). */
   async allIds(sourceConnectionId: string): Promise<string[]> {
     const rows = await this.connection.execute<{ entity_id: string }[]>('select entity_id from entities where source_connection_id = ?', [sourceConnectionId]);

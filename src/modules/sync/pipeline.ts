@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { SourceEntity, SourceItem, SourceRun } from '../../connectors/connector.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
+import { RawStore } from './raw-store.js';
 import type { EffectiveSyncConfig } from './sync-config-layers.js';
 
 /** The id by which `target_destinations` / `exclude_destinations` name the built-in vector index. */
@@ -91,7 +92,13 @@ interface ChangedEntity {
   isNew: boolean;
 }
 
-/** A batch between the two stages: what changed, its chunk records (embedded), and what to delete. */
+/** The entity ids a run met so far: yielded (or kept), and deleted by the source's items. */
+interface RunIds {
+  seen: Set<string>;
+  deleted: Set<string>;
+}
+
+/** A batch between the stages: what changed, its chunk records (embedded), and what to delete. */
 interface PreparedBatch {
   changed: ChangedEntity[];
   records: ChunkRecord[];
@@ -101,7 +108,7 @@ interface PreparedBatch {
   itemsThrough: number;
 }
 
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+const sha256 = (data: string | Buffer) => digest('sha256', data);
 
 /** Stable content hash: every field a reader sees, plus the file's bytes. */
 export function contentHash(entity: SourceEntity): string {
@@ -122,10 +129,6 @@ export function contentHash(entity: SourceEntity): string {
   );
 }
 
-export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `raw/${collectionId}/${sourceConnectionId}`;
-const rawEntityKey = (prefix: string, entityId: string) => `${prefix}/entities/${sha256(entityId)}.json`;
-const rawFileKey = (prefix: string, entityId: string) => `${prefix}/files/${sha256(entityId)}`;
-
 /** The longest a read batch waits for more items before it is written and its progress published. */
 export const PROGRESS_INTERVAL_MS = 250;
 
@@ -144,18 +147,34 @@ export class SyncPipeline {
 
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
-    const seen = new Set<string>();
+    const ids: RunIds = { seen: new Set(), deleted: new Set() };
     const guardrail = new EntityGuardrail(run, this.deps);
-    // Two stages: while batch N is written (index, raw store, entity table), batch N+1 is read,
-    // hashed, chunked and embedded (on the embedder's threads). Writes stay in batch order, one at a time.
-    let writing: Promise<void> | null = null;
+    const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
+    const index = { written: false };
+    // Three stages, each in batch order: while batch N's rows are written to the entity table (the
+    // database), batch N+1 goes to the index and the raw data store, and batch N+2 is read, hashed,
+    // chunked and embedded (on the embedder's threads). A batch's rows follow its chunks.
+    let storing: Promise<void> | null = null;
+    let committing: Promise<void> | null = null;
+    let failure: { error: unknown } | null = null;
     let itemsRead = 0;
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
-      const prepared = { ...(await this.prepareBatch(run, items, counts, seen, guardrail, writing)), itemsThrough: itemsRead };
-      if (writing) await writing;
-      writing = this.writeBatch(run, prepared, counts);
-      writing.catch(() => undefined); // awaited before the next write or at the end; not unhandled meanwhile
+      const prepared = { ...(await this.prepareBatch(run, items, counts, ids, guardrail, committing)), itemsThrough: itemsRead };
+      if (storing) await storing;
+      if (failure) throw failure.error;
+      const stored = this.storeBatch(run, raw, index, prepared);
+      const previous = committing;
+      committing = stored.then(async () => {
+        await previous;
+        await this.commitBatch(run, prepared, counts);
+      });
+      storing = stored;
+      // Awaited before the next batch or at the end; a failed commit stops the run at its next batch.
+      stored.catch(() => undefined);
+      committing.catch((error: unknown) => {
+        failure ??= { error };
+      });
     };
     try {
       let batch: SourceItem[] = [];
@@ -172,19 +191,24 @@ export class SyncPipeline {
       if (batch.length) await flush(batch);
     } catch (error) {
       // A failed or cancelled run returns only once nothing of it is still writing.
-      await (writing as Promise<void> | null)?.catch(() => undefined);
+      await (committing as Promise<void> | null)?.catch(() => undefined);
       throw error;
     }
-    if (writing) await writing;
+    if (committing) await committing;
     if (run.source.complete) {
       run.signal.throwIfAborted();
-      const gone = (await this.deps.entities.allIds(run.sourceConnectionId)).filter((id) => !seen.has(id));
+      const gone = (await this.deps.entities.allIds(run.sourceConnectionId)).filter((id) => !ids.seen.has(id));
       for (let start = 0; start < gone.length; start += this.deps.batchSize) {
-        await this.deleteEntities(run, gone.slice(start, start + this.deps.batchSize), counts);
+        const deletions = gone.slice(start, start + this.deps.batchSize);
+        await this.deleteChunks(run, index, deletions);
+        await raw.write([], deletions);
+        counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);
       }
       await run.onProgress(counts, itemsRead);
     }
-    if (this.vectorsEnabled(run.config)) await this.deps.vectors.optimize(run.collectionId);
+    await raw.compactIfWasteful(await this.deps.entities.count(run.sourceConnectionId));
+    // A run that left the index as the previous, complete, run had optimized it has nothing to optimize.
+    if (this.vectorsEnabled(run.config) && (index.written || run.orphansPossible)) await this.deps.vectors.optimize(run.collectionId);
     return counts;
   }
 
@@ -196,14 +220,14 @@ export class SyncPipeline {
   }
 
   /**
-   * Stage one: what changed in the batch, chunked and embedded. `writing` is the previous batch's
-   * write, still in flight: an entity met again in this batch waits for it, so its stored hash is current.
+   * Stage one: what changed in the batch, chunked and embedded. `writing` is the earlier batches'
+   * writes, still in flight: an entity met again (or deleted before) waits for them, so its stored hash is current.
    */
   private async prepareBatch(
     run: PipelineRun,
     items: SourceItem[],
     counts: SyncCounts,
-    seen: Set<string>,
+    ids: RunIds,
     guardrail: EntityGuardrail,
     writing: Promise<void> | null,
   ): Promise<Omit<PreparedBatch, 'itemsThrough'>> {
@@ -212,7 +236,7 @@ export class SyncPipeline {
     const deletions: string[] = [];
     for (const item of items) {
       if ('keep' in item) {
-        seen.add(item.keep);
+        ids.seen.add(item.keep);
         counts.skipped++;
       } else if ('delete' in item) {
         deletions.push(item.delete);
@@ -222,8 +246,8 @@ export class SyncPipeline {
     }
     // The same id twice in one batch: the later version wins.
     const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
-    if (writing && [...latest.keys()].some((id) => seen.has(id))) await writing;
-    for (const id of latest.keys()) seen.add(id);
+    if (writing && [...latest.keys()].some((id) => ids.seen.has(id) || ids.deleted.has(id))) await writing;
+    for (const id of latest.keys()) ids.seen.add(id);
 
     const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
     const changed: ChangedEntity[] = [];
@@ -234,20 +258,28 @@ export class SyncPipeline {
       else changed.push({ entity, hash, isNew: previous === undefined });
     }
     const deleting = deletions.filter((id) => !latest.has(id));
-    await guardrail.check(seen.size, latest.size - known.size, deleting);
+    for (const id of deleting) ids.deleted.add(id);
+    await guardrail.check(ids.seen.size, latest.size - known.size, deleting);
     const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
     return { changed, deletions: deleting, ...chunks };
   }
 
-  /** Stage two: the handlers write the batch; the entity table last, so a crash never records unwritten chunks. */
-  private async writeBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
+  /** Stage two: the index and the raw data store write the batch (independent: the raw store's writes overlap the index's). */
+  private async storeBatch(run: PipelineRun, raw: RawStore, index: { written: boolean }, batch: PreparedBatch): Promise<void> {
     run.signal.throwIfAborted();
-    const { changed, records, perEntity } = batch;
-    // The handlers are independent: the raw store's file writes overlap the index write.
+    const { changed, records, deletions } = batch;
     await Promise.all([
-      this.writeChunks(run, changed, records),
-      run.config.handlers.enableRawDataHandler ? this.writeRaw(run, changed.map((c) => c.entity)) : undefined,
+      (async () => {
+        await this.writeChunks(run, index, changed, records);
+        await this.deleteChunks(run, index, deletions);
+      })(),
+      raw.write(run.config.handlers.enableRawDataHandler ? changed.map((c) => c.entity) : [], deletions),
     ]);
+  }
+
+  /** Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks; then progress. */
+  private async commitBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
+    const { changed, records, perEntity } = batch;
     counts.chunks += records.length;
     await this.deps.entities.upsert(
       run.sourceConnectionId,
@@ -269,7 +301,7 @@ export class SyncPipeline {
       if (isNew) counts.inserted++;
       else counts.updated++;
     }
-    await this.deleteEntities(run, batch.deletions, counts);
+    counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
     await run.onProgress(counts, batch.itemsThrough);
   }
 
@@ -312,59 +344,18 @@ export class SyncPipeline {
     return { records, perEntity };
   }
 
-  private async writeChunks(run: PipelineRun, changed: ChangedEntity[], records: ChunkRecord[]): Promise<void> {
+  private async writeChunks(run: PipelineRun, index: { written: boolean }, changed: ChangedEntity[], records: ChunkRecord[]): Promise<void> {
     if (!this.vectorsEnabled(run.config) || changed.length === 0) return;
     // Updated entities' old chunks go; new entities may have orphan chunks only after an interrupted run.
     const stale = changed.filter((c) => !c.isNew || run.orphansPossible).map((c) => c.entity.entityId);
-    if (stale.length) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, stale);
+    await this.deleteChunks(run, index, stale);
     if (records.length) await this.deps.vectors.add(run.collectionId, records);
+    index.written = true;
   }
 
-  private async writeRaw(run: PipelineRun, entities: SourceEntity[]): Promise<void> {
-    const prefix = rawPrefix(run.collectionId, run.sourceConnectionId);
-    await Promise.all(
-      entities.map(async (entity) => {
-        const { file, ...rest } = entity;
-        if (file) await this.deps.blobs.put(rawFileKey(prefix, entity.entityId), file.bytes);
-        const record = { ...rest, file: file ? { name: file.name, mimeType: file.mimeType, size: file.size } : null };
-        await this.deps.blobs.put(rawEntityKey(prefix, entity.entityId), JSON.stringify(record));
-      }),
-    );
+  private async deleteChunks(run: PipelineRun, index: { written: boolean }, entityIds: string[]): Promise<void> {
+    if (entityIds.length === 0 || !this.vectorsEnabled(run.config)) return;
+    await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, entityIds);
+    index.written = true;
   }
-
-  private async deleteEntities(run: PipelineRun, entityIds: string[], counts: SyncCounts): Promise<void> {
-    if (entityIds.length === 0) return;
-    if (this.vectorsEnabled(run.config)) await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, entityIds);
-    const prefix = rawPrefix(run.collectionId, run.sourceConnectionId);
-    await Promise.all(entityIds.flatMap((id) => [this.deps.blobs.delete(rawEntityKey(prefix, id)), this.deps.blobs.delete(rawFileKey(prefix, id))]));
-    counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, entityIds);
-  }
-}
-
-/** A run that replays the raw data store instead of calling the source (behavior.replay_from_arf). */
-export function replayFromRawStore(blobs: BlobStore, collectionId: string, sourceConnectionId: string): SourceRun {
-  const prefix = `${rawPrefix(collectionId, sourceConnectionId)}/entities`;
-  return {
-    complete: true,
-    nextCursor: () => null,
-    items: (async function* () {
-      for await (const key of blobs.list(prefix)) {
-        const stored = await blobs.get(key);
-        if (!stored) continue;
-        const record = JSON.parse(stored.toString('utf8')) as Omit<SourceEntity, 'file' | 'createdAt' | 'updatedAt'> & {
-          createdAt: string | null;
-          updatedAt: string | null;
-          file: { name: string; mimeType: string; size: number } | null;
-        };
-        const bytes = record.file ? await blobs.get(rawFileKey(rawPrefix(collectionId, sourceConnectionId), record.entityId)) : null;
-        const { file, createdAt, updatedAt, ...rest } = record;
-        yield {
-          ...rest,
-          createdAt: createdAt ? new Date(createdAt) : null,
-          updatedAt: updatedAt ? new Date(updatedAt) : null,
-          ...(file && bytes ? { file: { ...file, bytes } } : {}),
-        } satisfies SourceEntity;
-      }
-    })(),
-  };
 }

@@ -11,7 +11,8 @@ import { embeddingMismatch } from '../collections/collection.service.js';
 import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
-import { rawPrefix, replayFromRawStore, type SyncCounts, type SyncPipeline } from './pipeline.js';
+import type { SyncCounts, SyncPipeline } from './pipeline.js';
+import { RawStore, rawPrefix } from './raw-store.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
 import { RunCheckpoints } from './checkpoints.js';
@@ -261,7 +262,7 @@ export class SyncWorker {
     const checkpoints = new RunCheckpoints();
     let source: SourceRun;
     if (config.behavior.replayFromArf) {
-      source = replayFromRawStore(this.deps.blobs, collection.id, connection.id);
+      source = new RawStore(this.deps.blobs, collection.id, connection.id).replay();
     } else {
       const context = runContext(this.deps, connector, connection, { loadCursor: !job.forceFullSync && !config.cursor.skipLoad, signal });
       // A run that does not resume starts a new series of checkpoints: an older one no longer applies.

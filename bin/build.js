@@ -1,22 +1,21 @@
 #!/usr/bin/env node
-// Compiles src/ (tests left out) into dist/ with the swc settings the sources run with in development
-// (.swcrc: legacy decorators with their metadata), so a production start loads neither swc nor
-// TypeScript (~130 MiB of resident memory). dist/ sits beside src/, so the modules' relative paths to
-// openapi/, web/dist and package.json are the same from both. `npm run build`; `prepare` runs it.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Compiles src/ (tests and their helpers left out: build-inputs.js) into dist/ with the swc settings the
+// sources run with in development (.swcrc: legacy decorators with their metadata), so a production start
+// loads neither swc nor TypeScript (~130 MiB of resident memory). dist/ sits beside src/, so the modules'
+// relative paths to openapi/, web/dist and package.json are the same from both. `npm run build`; `prepare`
+// runs it.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transformFile } from '@swc/core';
+import { modulesToCompile } from './build-inputs.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const source = path.join(root, 'src');
 const target = path.join(root, 'dist');
-const isTest = (name) => name.endsWith('.test.ts') || name === 'test-fixtures.ts';
 const options = { ...JSON.parse(readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: false };
 
-const files = readdirSync(source, { recursive: true, withFileTypes: true })
-  .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !isTest(entry.name))
-  .map((entry) => path.join(entry.parentPath, entry.name));
+const files = modulesToCompile(root);
 
 const started = performance.now();
 rmSync(target, { recursive: true, force: true });

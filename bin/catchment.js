@@ -2,27 +2,24 @@
 // Runs the compiled build (dist/, `npm run build`) when it is current, so a production start loads neither
 // swc nor TypeScript; otherwise the TypeScript sources through swc (decorator metadata included), so a
 // changed source is never run from a stale build.
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { register } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+import { buildIsCurrent } from './build-inputs.js';
 
 /**
- * The build is current when every source file and folder is older than its stamp (a folder's time
- * changes when a file in it is added, removed or renamed). A walk of a few hundred entries: milliseconds.
+ * glibc's malloc gives threads that allocate at once arenas of their own (up to 8 per core) and hands
+ * little of them back: with LanceDB's tokio threads, PGlite's and the embedder's, resident memory grew
+ * without end over a long sync. Two arenas keep it flat at the same speed (README, Memory). glibc reads
+ * the variable when the process starts, so unless the operator set it the process replaces itself
+ * (execve: same pid, same arguments) with it set. Other C libraries ignore it.
  */
-function buildIsCurrent() {
-  const stamp = `${root}dist/BUILT`;
-  if (!existsSync(stamp)) return false;
-  const built = statSync(stamp).mtimeMs;
-  const sources = `${root}src`;
-  if (!existsSync(sources)) return true; // an install that ships the build alone
-  if (statSync(sources).mtimeMs > built) return false;
-  return readdirSync(sources, { recursive: true, withFileTypes: true }).every((entry) => !(entry.isFile() || entry.isDirectory()) || statSync(`${entry.parentPath}/${entry.name}`).mtimeMs <= built);
+const MALLOC_ARENAS = '2';
+if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined && typeof process.execve === 'function') {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_ARENA_MAX: MALLOC_ARENAS });
 }
 
-if (buildIsCurrent()) {
+const root = fileURLToPath(new URL('..', import.meta.url));
+if (buildIsCurrent(root)) {
   await import('../dist/main.js');
 } else {
   // The package's own compiler settings, wherever the command runs from (swc-node reads the cwd's by default).

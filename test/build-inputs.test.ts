@@ -1,0 +1,85 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUILD_SETTINGS, buildIsCurrent, isTestHelper, modulesToCompile } from '../bin/build-inputs.js';
+import { CLI } from './support/process.js';
+
+const repository = fileURLToPath(new URL('..', import.meta.url));
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/** A package with one source module, the compiler settings and a build, everything dated an hour before the build. */
+function builtPackage(): { root: string; touch(relative: string): void } {
+  const root = mkdtempSync(path.join(tmpdir(), 'catchment-build-'));
+  roots.push(root);
+  const earlier = new Date(Date.now() - 3_600_000);
+  const files = ['src/modules/a.ts', 'src/modules/a.test.ts', ...BUILD_SETTINGS];
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), '{}');
+  }
+  for (const entry of ['src/modules', 'src', ...files]) utimesSync(path.join(root, entry), earlier, earlier);
+  mkdirSync(path.join(root, 'dist'));
+  writeFileSync(path.join(root, 'dist/BUILT'), 'stamp');
+  const later = new Date(Date.now() + 60_000);
+  return { root, touch: (relative) => utimesSync(path.join(root, relative), later, later) };
+}
+
+describe('the compiled build (bin/build-inputs.js)', () => {
+  test('is current until a compiled module, a source folder or a compiler setting changes; an edited test leaves it current', () => {
+    const fresh = builtPackage();
+    expect(buildIsCurrent(fresh.root)).toBe(true);
+    fresh.touch('src/modules/a.test.ts');
+    expect(buildIsCurrent(fresh.root)).toBe(true);
+    for (const changed of ['src/modules/a.ts', 'src/modules', ...BUILD_SETTINGS]) {
+      const built = builtPackage();
+      built.touch(changed);
+      expect({ changed, current: buildIsCurrent(built.root) }).toEqual({ changed, current: false });
+    }
+    const unbuilt = builtPackage();
+    rmSync(path.join(unbuilt.root, 'dist/BUILT'));
+    expect(buildIsCurrent(unbuilt.root)).toBe(false);
+  });
+
+  test('compiles no test or test helper, and every module it compiles imports only modules it compiles', () => {
+    const compiled = new Set(modulesToCompile(repository));
+    expect(compiled.has(path.join(repository, 'src/main.ts'))).toBe(true);
+    for (const helper of ['src/config.test.ts', 'src/platform/http/test-loopback-server.ts', 'src/connectors/connector-testing.ts', 'src/connectors/text-extraction/test-fixtures.ts']) {
+      expect(isTestHelper(path.basename(helper))).toBe(true);
+      expect(compiled.has(path.join(repository, helper))).toBe(false);
+    }
+    const missing: string[] = [];
+    for (const module of compiled) {
+      const text = readFileSync(module, 'utf8');
+      for (const [, specifier] of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'(\.{1,2}\/[^']+)\.js'/g)) {
+        const imported = path.resolve(path.dirname(module), `${specifier}.ts`);
+        if (!compiled.has(imported)) missing.push(`${path.relative(repository, module)} imports ${specifier}.js`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('bin/catchment.js', () => {
+  test('restarts itself in place (same pid, same Node options) with two malloc arenas, unless the environment sets them', async () => {
+    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null }))`;
+    const run = (env: Record<string, string>) =>
+      new Promise<{ pid: number; arenas: string | null }[]>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+        let stdout = '';
+        child.stdout.on('data', (chunk) => (stdout += chunk));
+        child.on('error', reject);
+        child.on('close', () => resolve(stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))));
+      });
+    const [first, second, ...more] = await run({});
+    expect(more).toEqual([]);
+    expect(first).toEqual({ pid: expect.any(Number), arenas: null });
+    expect(second).toEqual({ pid: first!.pid, arenas: '2' });
+    expect(await run({ MALLOC_ARENA_MAX: '4' })).toEqual([{ pid: expect.any(Number), arenas: '4' }]);
+  });
+});

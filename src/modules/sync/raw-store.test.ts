@@ -1,3 +1,4 @@
+import { afterEach, beforeEach, expect, test } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ const entity = (id: string, text: string, file?: Buffer): SourceEntity => ({
   text,
   breadcrumbs: [{ entityId: 'folder', name: 'Folder', entityType: 'folder' }],
   fields: { text },
-  webUrl: null,
+  webUrl: `https://notes.example/${id}`,
   createdAt: new Date('2024-01-02T03:04:05.000Z'),
   updatedAt: null,
   ...(file ? { file: { name: `${id}.bin`, mimeType: 'application/octet-stream', size: file.length, bytes: file } } : {}),

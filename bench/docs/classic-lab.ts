@@ -181,15 +181,19 @@ async function evaluateOnce(name: string, corpus: Corpus, cases: Case[], limit: 
   const scope = { sourceNames: ['local_folder'], collection: { readableId: 'lab' } } as unknown as SearchScope;
   const sums = { hybrid: { recall: 0, mrr: 0, ndcg: 0 }, classic: { recall: 0, mrr: 0, ndcg: 0 } };
   let lostFirst = 0;
+  /** Questions classic misses whose answer the question's own hybrid list (`depth` deep) holds: what a better second stage could still find. */
+  let missedWithin = 0;
   const byKind = new Map<string, { n: number; hybrid: number; classic: number }>();
   for (const { question, relevant, kind } of cases) {
-    const hybrid = (await corpus.hybrid(question, [])).slice(0, limit).map((r) => idOf(r.entityId));
+    const candidates = (await corpus.hybrid(question, [])).map((r) => idOf(r.entityId));
+    const hybrid = candidates.slice(0, limit);
     const { results } = await classic.run(scope, { query: question, filter: [], limit, offset: 0 });
     const ranked = results.map((r) => idOf(r.entityId));
     if (hybrid[0] && !ranked.slice(0, 10).includes(hybrid[0])) lostFirst++;
+    if (!ranked.slice(0, 10).some((id) => relevant.has(id)) && candidates.some((id) => relevant.has(id))) missedWithin++;
     if (values.misses) {
       const [h, c] = [hybrid, ranked].map((list) => list.slice(0, 10).findIndex((id) => relevant.has(id)) + 1);
-      if (h !== c) console.log(`  ${h === 0 ? '-' : h} → ${c === 0 ? '-' : c}  ${question}  [${[...relevant.keys()].join(' ')}]  classic: ${ranked.slice(0, 3).join(', ')}`);
+      if (h !== c || c === 0) console.log(`  ${h === 0 ? '-' : h} → ${c === 0 ? '-' : c}  ${question}  [${[...relevant.keys()].join(' ')}]  classic: ${ranked.slice(0, 3).join(', ')}`);
     }
     for (const [tier, list] of [['hybrid', hybrid], ['classic', ranked]] as const) {
       const rank = list.slice(0, 10).findIndex((id) => relevant.has(id));
@@ -206,7 +210,7 @@ async function evaluateOnce(name: string, corpus: Corpus, cases: Case[], limit: 
   }
   const n = cases.length;
   const figures = (tier: 'hybrid' | 'classic') => `recall@10 ${(sums[tier].recall / n).toFixed(3)} MRR@10 ${(sums[tier].mrr / n).toFixed(3)} nDCG@10 ${(sums[tier].ndcg / n).toFixed(4)}`;
-  console.log(`${name} (${n}): hybrid ${figures('hybrid')} | classic ${figures('classic')} | instant's first lost ${lostFirst}`);
+  console.log(`${name} (${n}): hybrid ${figures('hybrid')} | classic ${figures('classic')} | instant's first lost ${lostFirst} | missed within the first ${depth} ${missedWithin}`);
   if (byKind.size > 0) console.log(`  recall@10 by kind, hybrid → classic: ${[...byKind].map(([kind, c]) => `${kind} ${(c.hybrid / c.n).toFixed(2)} → ${(c.classic / c.n).toFixed(2)}`).join('  ')}`);
 }
 

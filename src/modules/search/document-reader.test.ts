@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Orm } from '../../platform/db/database.js';
-import { LanceDbVectorIndex } from '../../platform/vectors/lancedb-index.js';
+import { LanceDbVectorIndex } from '../../platform/vectors/lancedb/lancedb-index.js';
 import { makeChunk } from '../../platform/vectors/vector-index.contract.js';
 import { withConditions } from './filter-rules.js';
 import type { Principal } from '../organizations/principal.js';

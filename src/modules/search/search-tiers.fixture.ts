@@ -10,7 +10,7 @@ import type { Orm } from '../../platform/db/database.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Reranker } from '../../platform/rerank/reranker.js';
-import { LanceDbVectorIndex } from '../../platform/vectors/lancedb-index.js';
+import { LanceDbVectorIndex } from '../../platform/vectors/lancedb/lancedb-index.js';
 import { chunkIdOf, type ChunkRecord } from '../../platform/vectors/vector-index.js';
 import { AgenticSearch } from './agentic/agentic-search.js';
 import { ClassicSearch } from './classic/classic-search.js';

@@ -15,6 +15,6 @@ export async function createVectorIndex(
     const { WeaviateVectorIndex } = await import('./weaviate-index.js');
     return WeaviateVectorIndex.open({ url: config.weaviateUrl, apiKey: config.weaviateApiKey, grpcPort: config.weaviateGrpcPort, dimensions });
   }
-  const { LanceDbVectorIndex } = await import('./lancedb-index.js');
+  const { LanceDbVectorIndex } = await import('./lancedb/lancedb-index.js');
   return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions);
 }

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import weaviate, { ApiKey, type FilterValue } from 'weaviate-client';
 import { ValidationError } from '../../shared/errors.js';
 import { createVectorIndex } from './create-vector-index.js';
-import { LanceDbVectorIndex } from './lancedb-index.js';
+import { LanceDbVectorIndex } from './lancedb/lancedb-index.js';
 import { makeChunk, vectorIndexContract } from './vector-index.contract.js';
 import type { FilterCondition, FilterGroup, FilterableField, FilterOperator, ScoredChunk } from './vector-index.js';
 import {

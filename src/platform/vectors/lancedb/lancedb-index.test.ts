@@ -3,12 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { whereClause } from './lancedb-filters.js';
-import { LanceDbVectorIndex } from './lancedb-index.js';
-import { makeChunk, seededVector, vectorIndexContract } from './vector-index.contract.js';
-import type { ChunkRecord } from './vector-index.js';
+import { whereClause } from './filters.js';
+import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
+import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-index.js';
+import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
+import type { ChunkRecord } from '../vector-index.js';
 
 const DIMENSIONS = 16;
+/** A cache cap far below what a 3,000-row table's indexes take. */
+const CAP = 64 * 1024;
 
 vectorIndexContract('LanceDB (real files)', async () => {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-contract-'));
@@ -154,7 +157,7 @@ describe('LanceDbVectorIndex', () => {
       const id = randomUUID();
       await small.add(id, Array.from({ length: 1999 }, (_, i) => chunk(i)));
       await small.optimize(id);
-      const vectorIndexes = async () => (await (await (small as any).existing(id)).listIndices()).filter((index: { columns: string[] }) => index.columns.includes('vector'));
+      const vectorIndexes = async () => (await small.stats(id))!.indices.filter((index) => index.columns.includes('vector'));
       expect(await vectorIndexes()).toEqual([]); // below the threshold: exact scans
       await small.add(id, Array.from({ length: 1001 }, (_, i) => chunk(1999 + i)));
       await small.optimize(id);
@@ -172,6 +175,36 @@ describe('LanceDbVectorIndex', () => {
       expect((await small.search(id, { strategy: 'hybrid', text: 'number 5000', vector: seededVector(DIMENSIONS, 5000), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-5000');
     } finally {
       await small.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('LanceDB caches hold at most what the cache options allow; the defaults let them hold more', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-caches-'));
+    const id = randomUUID();
+    const opened: LanceDbVectorIndex[] = [];
+    try {
+      const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
+      opened.push(writer);
+      await writer.add(id, Array.from({ length: 3000 }, (_, i) => chunk(i)));
+      await writer.optimize(id); // full-text and IVF indexes: what the index cache holds
+      const cachedAfterSearches = async (options: LanceDbVectorIndexOptions) => {
+        const reader = await LanceDbVectorIndex.open(dir, DIMENSIONS, options);
+        opened.push(reader);
+        for (let i = 0; i < 30; i++) {
+          const seed = i * 97;
+          const [top] = await reader.search(id, { strategy: 'hybrid', text: `number ${seed}`, vector: seededVector(DIMENSIONS, seed), limit: 5, offset: 0 });
+          expect(top!.chunk.entityId).toBe(`entity-${seed}`); // a cache too small to hold anything still answers
+        }
+        return reader.cacheBytes();
+      };
+      const capped = await cachedAfterSearches({ indexCacheBytes: CAP, metadataCacheBytes: CAP });
+      const defaults = await cachedAfterSearches({});
+      expect(capped).toBeLessThanOrEqual(2 * CAP);
+      expect(defaults).toBeGreaterThan(2 * CAP);
+      expect(defaults).toBeLessThanOrEqual(DEFAULT_INDEX_CACHE_BYTES + DEFAULT_METADATA_CACHE_BYTES);
+    } finally {
+      for (const index of opened) await index.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -12,7 +12,7 @@ import {
   makeData,
   makeVector,
 } from 'apache-arrow';
-import type { ChunkRecord } from './vector-index.js';
+import type { ChunkRecord } from '../vector-index.js';
 
 /** Arrow for the LanceDB chunk table: its schema, and chunk records as columns. */
 

@@ -1,5 +1,5 @@
-import { type CheckedCondition, translateFilter } from './filter-conditions.js';
-import type { FilterGroup, FilterOperator } from './vector-index.js';
+import { type CheckedCondition, translateFilter } from '../filter-conditions.js';
+import type { FilterGroup, FilterOperator } from '../vector-index.js';
 
 /** The spec's filters as LanceDB SQL predicates. */
 

@@ -1,0 +1,165 @@
+import type * as lancedb from '@lancedb/lancedb';
+import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments } from '../document-ranking.js';
+import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
+import { chunksToArrow } from './arrow.js';
+import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
+import { literal, whereClause } from './filters.js';
+import { TableMaintenance } from './maintenance.js';
+import { chunkRankings } from './rankings.js';
+import { pageRows, queryRows, RESULT_COLUMNS, type Row, toChunk } from './rows.js';
+import { LanceDbTables } from './tables.js';
+
+export type { LanceDbVectorIndexOptions } from './connection.js';
+
+/** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
+const MIN_SLICE_ROWS = 5000;
+const DEFAULT_VECTOR_INDEX_MIN_ROWS = 50_000;
+
+export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
+
+/**
+ * LanceDB files under the data directory: one table per collection, created on its first add with
+ * an explicit Arrow schema and full-text indexes on `text` and `name`. Writes to one table are
+ * serialized inside this process; reads are not.
+ */
+export class LanceDbVectorIndex implements VectorIndex {
+  private readonly tables: LanceDbTables;
+  private readonly maintenance: TableMaintenance;
+
+  private constructor(
+    db: lancedb.Connection,
+    private readonly session: lancedb.Session,
+    private readonly dimensions: number,
+    vectorIndexMinRows: number,
+  ) {
+    this.tables = new LanceDbTables(db, dimensions, (collectionId) => this.maintenance.forget(collectionId));
+    this.maintenance = new TableMaintenance(vectorIndexMinRows, (collectionId, run) => this.tables.exclusive(collectionId, run));
+  }
+
+  static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
+    if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
+    const { db, session } = await connectLanceDb(directory, options);
+    return new LanceDbVectorIndex(db, session, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS);
+  }
+
+  /** The table holding a collection's chunks (see LanceDbTables.tableName). */
+  static tableName(collectionId: string): string {
+    return LanceDbTables.tableName(collectionId);
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  async add(collectionId: string, chunks: ChunkRecord[]): Promise<void> {
+    if (chunks.length === 0) return;
+    checkChunks(chunks, this.dimensions);
+    await this.tables.exclusive(collectionId, async () => {
+      const table = (await this.tables.existing(collectionId)) ?? (await this.create(collectionId));
+      const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
+      const size = Math.ceil(chunks.length / slices);
+      for (let start = 0; start < chunks.length; start += size) {
+        await table.add(chunksToArrow(chunks.slice(start, start + size), this.dimensions));
+        await this.maintenance.wrote(collectionId, table);
+      }
+    });
+  }
+
+  async deleteEntities(collectionId: string, sourceConnectionId: string, entityIds: string[]): Promise<void> {
+    if (entityIds.length === 0) return;
+    await this.tables.exclusive(collectionId, async () => {
+      const table = await this.tables.existing(collectionId);
+      if (!table) return;
+      // Bounded IN lists keep the SQL small when a sync deletes many entities at once.
+      const unique = [...new Set(entityIds)];
+      for (let start = 0; start < unique.length; start += 5000) {
+        const ids = unique.slice(start, start + 5000).map(literal).join(', ');
+        await table.delete(`source_connection_id = ${literal(sourceConnectionId)} AND entity_id IN (${ids})`);
+        await this.maintenance.wrote(collectionId, table);
+      }
+    });
+  }
+
+  async deleteSourceConnection(collectionId: string, sourceConnectionId: string): Promise<void> {
+    await this.tables.exclusive(collectionId, async () => {
+      const table = await this.tables.existing(collectionId);
+      if (!table) return;
+      await table.delete(`source_connection_id = ${literal(sourceConnectionId)}`);
+      await this.maintenance.wrote(collectionId, table);
+    });
+  }
+
+  async deleteCollection(collectionId: string): Promise<void> {
+    await this.tables.exclusive(collectionId, () => this.tables.drop(collectionId));
+  }
+
+  async optimize(collectionId: string): Promise<void> {
+    await this.tables.exclusive(collectionId, async () => {
+      const table = await this.tables.existing(collectionId);
+      if (!table) return;
+      await this.maintenance.compact(collectionId, table);
+      await this.maintenance.ensureVectorIndex(table);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.tables.close();
+  }
+
+  /** Fragment, version and index statistics of a collection's table (null when it has none); for operations and tests. */
+  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[] }) | null> {
+    const table = await this.tables.existing(collectionId);
+    if (!table) return null;
+    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices() };
+  }
+
+  /** Bytes LanceDB's caches (index data, file metadata) hold now: at most what the options allow. */
+  cacheBytes(): number {
+    return Number(this.session.sizeBytes());
+  }
+
+  private async create(collectionId: string): Promise<lancedb.Table> {
+    const table = await this.tables.create(collectionId);
+    await this.maintenance.createFullText(collectionId, table);
+    return table;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async count(collectionId: string, filter?: FilterGroup[]): Promise<number> {
+    const where = whereClause(filter);
+    return this.tables.read(collectionId, 0, (table) => (where === null ? table.countRows() : table.countRows(where)));
+  }
+
+  async search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]> {
+    const where = whereClause(query.filter);
+    const offset = Math.max(0, Math.floor(query.offset) || 0);
+    const limit = Math.max(0, Math.floor(query.limit) || 0);
+    if (limit === 0) return [];
+    const documents = offset + limit;
+    return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
+      const context = { table, dimensions: this.dimensions, ensureFullText: () => this.maintenance.ensureFullText(collectionId, table) };
+      const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
+      const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
+      const rows = await pageRows(table, page.map(({ best }) => best.item));
+      // A row deleted between the two reads (a concurrent sync) is left out.
+      return page.flatMap(({ best, score }) => {
+        const full = rows.get(best.chunkId);
+        return full ? [{ chunk: toChunk(full), score }] : [];
+      });
+    });
+  }
+
+  async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {
+    const where = whereClause(filter);
+    const rows = await this.tables.read(collectionId, [] as Row[], async (table) => {
+      let query = table.query().select([...RESULT_COLUMNS]).limit(Math.max(0, Math.floor(limit)));
+      if (where !== null) query = query.where(where);
+      return queryRows(query);
+    });
+    return rows.map(toChunk).sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
+  }
+}
+
+/** Containers count at CONTAINER_WEIGHT (see there). */
+function containerWeight(row: Row): number {
+  return isContainerType(String(row.entity_type)) ? CONTAINER_WEIGHT : 1;
+}

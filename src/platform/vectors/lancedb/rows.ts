@@ -1,0 +1,96 @@
+import type * as lancedb from '@lancedb/lancedb';
+import type { Table as ArrowTable } from 'apache-arrow';
+import type { ScoredChunk } from '../vector-index.js';
+import { literal } from './filters.js';
+
+/** A row of a query's result: the columns it selected (and `_rowid`, `_distance`, `_score` when asked). */
+export type Row = Record<string, unknown>;
+
+/**
+ * A query's result as plain objects, built column by column. LanceDB's own `toArray()` gives Arrow
+ * row proxies, whose every property read walks Arrow's visitors: rankings read a candidate's id and
+ * score many times (sorting, fusion), which cost more than the decoding itself.
+ */
+export async function queryRows(query: { toArrow(): Promise<ArrowTable> }): Promise<Row[]> {
+  const result = await query.toArrow();
+  const rows: Row[] = Array.from({ length: result.numRows }, () => ({}));
+  for (const field of result.schema.fields) {
+    const column = result.getChild(field.name)!;
+    let i = 0;
+    for (const value of column) rows[i++]![field.name] = value;
+  }
+  return rows;
+}
+
+/** Columns returned by searches and listings (everything but the vector). */
+export const RESULT_COLUMNS = [
+  'chunk_id',
+  'source_connection_id',
+  'entity_id',
+  'chunk_index',
+  'name',
+  'text',
+  'entity_type',
+  'source_name',
+  'breadcrumbs',
+  'created_at',
+  'updated_at',
+  'web_url',
+  'url',
+  'sync_id',
+  'sync_job_id',
+  'raw_source_fields',
+  'access',
+];
+
+/**
+ * Every result column of a page's chunks, by chunk id. Read by row id (a direct take; a predicate on
+ * another column scans it: `chunk_id IN (…)` 9 ms against 1.4 ms at 100,000 rows; `takeRowIds` is a
+ * little cheaper than a `_rowid IN (…)` predicate). Row ids address the version the ranking read, and
+ * a compaction by another process in between retires them (a retired row id reads nothing, it never
+ * names another row), so chunks not found are read again by chunk id.
+ */
+export async function pageRows(table: lancedb.Table, chunks: readonly Row[]): Promise<Map<string, Row>> {
+  if (chunks.length === 0) return new Map();
+  const wanted = new Set(chunks.map((row) => String(row.chunk_id)));
+  const rows = new Map<string, Row>();
+  const taken = await queryRows(
+    table
+      .takeRowIds(chunks.map((row) => row._rowid as bigint))
+      .select([...RESULT_COLUMNS])
+      .withRowId(),
+  );
+  for (const row of taken) {
+    if (wanted.has(String(row.chunk_id))) rows.set(String(row.chunk_id), row);
+  }
+  const missing = [...wanted].filter((id) => !rows.has(id));
+  if (missing.length > 0) {
+    const found = await queryRows(table.query().where(`chunk_id IN (${missing.map(literal).join(', ')})`).select([...RESULT_COLUMNS]));
+    for (const row of found) rows.set(String(row.chunk_id), row);
+  }
+  return rows;
+}
+
+/** A row of RESULT_COLUMNS as the chunk it stores. */
+export function toChunk(row: Row): ScoredChunk['chunk'] {
+  const date = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)));
+  return {
+    chunkId: String(row.chunk_id),
+    sourceConnectionId: String(row.source_connection_id),
+    entityId: String(row.entity_id),
+    chunkIndex: Number(row.chunk_index),
+    name: String(row.name),
+    text: String(row.text),
+    entityType: String(row.entity_type),
+    sourceName: String(row.source_name),
+    breadcrumbs: JSON.parse(String(row.breadcrumbs)) as ScoredChunk['chunk']['breadcrumbs'],
+    createdAt: date(row.created_at),
+    updatedAt: date(row.updated_at),
+    webUrl: String(row.web_url),
+    url: row.url === null || row.url === undefined ? null : String(row.url),
+    syncId: String(row.sync_id),
+    syncJobId: String(row.sync_job_id),
+    rawSourceFields: JSON.parse(String(row.raw_source_fields)) as Record<string, unknown>,
+    access: JSON.parse(String(row.access)) as ScoredChunk['chunk']['access'],
+  };
+}

@@ -1,0 +1,134 @@
+import type * as lancedb from '@lancedb/lancedb';
+import { FixedSizeList } from 'apache-arrow';
+import { ValidationError } from '../../../shared/errors.js';
+import { chunkSchema } from './arrow.js';
+
+/**
+ * The chunk tables of one LanceDB connection, one per collection (`chunks_<collection id without
+ * dashes>`): handles opened once and checked against the index's schema, a lock serializing writes
+ * to a table inside this process, and reads that survive a table dropped by another process.
+ */
+export class LanceDbTables {
+  private readonly handles = new Map<string, Promise<lancedb.Table>>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private closed = false;
+
+  constructor(
+    private readonly db: lancedb.Connection,
+    private readonly dimensions: number,
+    /** Called when a collection's handle is dropped (its table deleted or gone): state kept beside it goes too. */
+    private readonly onForget: (collectionId: string) => void,
+  ) {}
+
+  /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
+  static tableName(collectionId: string): string {
+    if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(collectionId)) {
+      return `chunks_${collectionId.replace(/-/g, '')}`;
+    }
+    return `chunks_h_${Buffer.from(collectionId, 'utf8').toString('hex')}`;
+  }
+
+  /** Runs a read; a table that does not exist (or was dropped by another process) reads as `empty`. */
+  async read<T>(collectionId: string, empty: T, run: (table: lancedb.Table) => Promise<T>): Promise<T> {
+    const table = await this.existing(collectionId);
+    if (!table) return empty;
+    try {
+      return await run(table);
+    } catch (error) {
+      if (error instanceof ValidationError || !isNotFound(error)) throw error;
+      this.forget(collectionId);
+      const again = await this.existing(collectionId);
+      return again ? run(again) : empty;
+    }
+  }
+
+  async existing(collectionId: string): Promise<lancedb.Table | null> {
+    this.assertOpen();
+    const cached = this.handles.get(collectionId);
+    if (cached) return cached;
+    const name = LanceDbTables.tableName(collectionId);
+    if (!(await this.db.tableNames()).includes(name)) return null;
+    return this.remember(collectionId, this.db.openTable(name));
+  }
+
+  /** Creates the collection's table (an existing one is opened); the caller adds its indexes. */
+  create(collectionId: string): Promise<lancedb.Table> {
+    const name = LanceDbTables.tableName(collectionId);
+    return this.remember(collectionId, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
+  }
+
+  /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
+  async drop(collectionId: string): Promise<void> {
+    const name = LanceDbTables.tableName(collectionId);
+    this.forget(collectionId);
+    if ((await this.db.tableNames()).includes(name)) await this.db.dropTable(name);
+  }
+
+  /** Serializes writes to one collection's table within this process. */
+  exclusive<T>(collectionId: string, run: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const previous = this.locks.get(collectionId) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(collectionId, settled);
+    void settled.then(() => {
+      if (this.locks.get(collectionId) === settled) this.locks.delete(collectionId);
+    });
+    return next;
+  }
+
+  /** Waits for running writes, then closes every handle and the connection. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.locks.values()]);
+    this.closed = true;
+    for (const pending of this.handles.values()) (await pending.catch(() => null))?.close();
+    this.handles.clear();
+    this.db.close();
+  }
+
+  /** Caches a table handle after checking its schema against this index. */
+  private remember(collectionId: string, opening: Promise<lancedb.Table>): Promise<lancedb.Table> {
+    const checked = opening.then(async (table) => {
+      const schema = await table.schema();
+      const vector = schema.fields.find((field) => field.name === 'vector');
+      const width = vector?.type instanceof FixedSizeList ? vector.type.listSize : (vector?.type as { listSize?: number } | undefined)?.listSize;
+      if (width !== this.dimensions) {
+        table.close();
+        throw new Error(
+          `LanceDB table ${table.name} holds ${width ?? 'no'}-dimensional vectors, but the embedder produces ${this.dimensions}: delete the collection's index (or the data directory's lancedb folder) and resync`,
+        );
+      }
+      const names = new Set(schema.fields.map((field) => field.name));
+      const missing = chunkSchema(this.dimensions).fields.map((field) => field.name).filter((name) => !names.has(name));
+      if (missing.length > 0) {
+        table.close();
+        throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
+      }
+      return table;
+    });
+    this.handles.set(collectionId, checked);
+    checked.catch(() => {
+      if (this.handles.get(collectionId) === checked) this.handles.delete(collectionId);
+    });
+    return checked;
+  }
+
+  private forget(collectionId: string): void {
+    this.handles.delete(collectionId);
+    this.onForget(collectionId);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('LanceDbVectorIndex is closed');
+  }
+}
+
+/** LanceDB's "table is gone" errors (native errors are not `instanceof Error` inside Jest's VM realm). */
+function isNotFound(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /not found|no such file|does not exist/i.test(message);
+}

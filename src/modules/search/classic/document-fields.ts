@@ -99,13 +99,12 @@ function nameCounts(result: SearchResultView, pairs: { run: string; terms: strin
 
 /**
  * The share of the question's adjacent term pairs (each weighing as its rarer term) that stand next to
- * each other, in either order, in a text (stop words left out on both sides: "branches and their
+ * each other, in either order, in a passage's terms (stop words left out on both sides: "branches and their
  * commits" holds "branch commit"). bench:docs dev MRR@10, phrase weight 0.8, pairs counted within one
  * term against within two, three, five: git-doc 0.853 / 0.838 / 0.830 / 0.824, python-django-doc 0.874 /
  * 0.868 / 0.860 / 0.849, postgresql-doc-15 0.829 / 0.813 / 0.807 / 0.795.
  */
-function phraseShare(text: string, pairs: (readonly [string, string])[], weightOf: Map<string, number>): number {
-  const terms = termsOf(text);
+function phraseShare(terms: string[], pairs: (readonly [string, string])[], weightOf: Map<string, number>): number {
   const adjacent = new Set<string>();
   for (let i = 1; i < terms.length; i++) adjacent.add(`${terms[i - 1]} ${terms[i]}`);
   let found = 0;
@@ -141,14 +140,18 @@ export function rescoreByFields(question: string, results: SearchResultView[], w
   if (!(best > 0)) return results;
   // Adjacent question words run together, as names write them ("create table" → "createtable").
   const pairs = words.slice(1).map((word, i) => ({ run: `${words[i]}${word}`, terms: [stem(words[i]!), stem(word)] }));
-  const documents = head.map((result) => ({
-    result,
-    fields: [
-      { counts: nameCounts(result, pairs), weight: weights.name, b: weights.bName },
-      { counts: countsOf(termsOf(headingsOf(result.textualRepresentation))), weight: weights.heading, b: weights.bHeading },
-      { counts: countsOf(termsOf(result.textualRepresentation)), weight: weights.passage, b: weights.bPassage },
-    ],
-  }));
+  const documents = head.map((result) => {
+    const passage = termsOf(result.textualRepresentation);
+    return {
+      result,
+      passage,
+      fields: [
+        { counts: nameCounts(result, pairs), weight: weights.name, b: weights.bName },
+        { counts: countsOf(termsOf(headingsOf(result.textualRepresentation))), weight: weights.heading, b: weights.bHeading },
+        { counts: countsOf(passage), weight: weights.passage, b: weights.bPassage },
+      ],
+    };
+  });
   const averageLength = [0, 1, 2].map((f) => Math.max(1, documents.reduce((sum, { fields }) => sum + fields[f]!.counts.length, 0) / documents.length));
   // Rarity among the candidates: a term in every candidate's name or passage weighs little.
   const weightOf = new Map(
@@ -160,7 +163,7 @@ export function rescoreByFields(question: string, results: SearchResultView[], w
   const total = [...weightOf.values()].reduce((sum, w) => sum + w, 0);
   const stems = words.map(stem);
   const phrasePairs = stems.slice(1).map((term, i) => [stems[i]!, term] as const).filter(([a, b]) => a !== b);
-  const rescored = documents.map(({ result, fields }) => {
+  const rescored = documents.map(({ result, passage, fields }) => {
     let score = 0;
     for (const term of query) {
       for (const [f, { counts, weight, b }] of fields.entries()) {
@@ -170,7 +173,7 @@ export function rescoreByFields(question: string, results: SearchResultView[], w
         score += (weight * weightOf.get(term)! * count) / (weights.k1 + count);
       }
     }
-    const phrase = weights.phrase > 0 && phrasePairs.length > 0 ? phraseShare(result.textualRepresentation, phrasePairs, weightOf) : 0;
+    const phrase = weights.phrase > 0 && phrasePairs.length > 0 ? phraseShare(passage, phrasePairs, weightOf) : 0;
     return { result, value: Math.max(0, result.relevanceScore) / best + (weights.fields * score) / total + weights.phrase * phrase };
   });
   rescored.sort((a, b) => b.value - a.value);

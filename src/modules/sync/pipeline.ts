@@ -164,10 +164,12 @@ export class SyncPipeline {
       if (storing) await storing;
       if (failure) throw failure.error;
       const stored = this.storeBatch(run, raw, index, prepared);
-      const previous = committing;
-      committing = stored.then(async () => {
-        await previous;
+      // Settles only after the previous batch's commit has: a failed or cancelled run ends once none is running.
+      committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
+        if (previous.status === 'rejected') throw previous.reason;
+        if (store.status === 'rejected') throw store.reason;
         await this.commitBatch(run, prepared, counts);
+        await run.onProgress(counts, prepared.itemsThrough);
       });
       storing = stored;
       // Awaited before the next batch or at the end; a failed commit stops the run at its next batch.
@@ -277,7 +279,7 @@ export class SyncPipeline {
     ]);
   }
 
-  /** Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks; then progress. */
+  /** Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks (progress follows). */
   private async commitBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
     const { changed, records, perEntity } = batch;
     counts.chunks += records.length;
@@ -302,7 +304,6 @@ export class SyncPipeline {
       else counts.updated++;
     }
     counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
-    await run.onProgress(counts, batch.itemsThrough);
   }
 
   private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {

@@ -7,14 +7,15 @@ export function api(baseUrl: string, apiKey: string): Api {
 }
 
 /** Polls a job until it reaches one of `statuses`. */
-export async function waitForJob(call: Api, connectionId: string, jobId: string, statuses: string[], timeoutMs = 60_000): Promise<any> {
+/** Polls the connection's jobs every `pollMs` until the job reaches one of `statuses`. */
+export async function waitForJob(call: Api, connectionId: string, jobId: string, statuses: string[], timeoutMs = 60_000, pollMs = 100): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const jobs = await call('GET', `/source-connections/${connectionId}/jobs`);
     const job = (jobs.body as any[]).find((j) => j.id === jobId);
     if (job && statuses.includes(job.status)) return job;
     if (Date.now() > deadline) throw new Error(`job ${jobId} still ${job?.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 

@@ -151,10 +151,14 @@ export class SyncWorker {
     const skips = new SkipTally();
     const countFields = (progress: SyncCounts) => ({ ...pipelineCountFields(progress), entitiesSkipped: progress.skipped + skips.count });
     const sources: SourceCallbacks = { expectTotal, reportSkipped: (item) => skips.add(item) };
+    let progressSavedAt = 0;
     try {
-      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, sources, (progress) => {
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, sources, async (progress) => {
         counts = progress;
-        return this.saveProgress(jobId, { ...countFields(progress), entitiesTotal: total, ...skippedField(skips.takeChanged()) });
+        // What is not saved now is saved by the next update or the job's end, which writes the counts too.
+        if (Date.now() - progressSavedAt < PROGRESS_SAVE_MIN_INTERVAL_MS) return;
+        progressSavedAt = Date.now();
+        await this.saveProgress(jobId, { ...countFields(progress), entitiesTotal: total, ...skippedField(skips.takeChanged()) });
       });
       counts = finalCounts;
       const skipped = skips.snapshot();
@@ -364,6 +368,13 @@ export class SyncWorker {
     for (const starter of this.deps.starters ?? []) await starter.startDue(now);
   }
 }
+
+/**
+ * The least time between two saved (and published) progress updates of a job: an unchanged re-sync
+ * commits a batch every few tens of milliseconds, and each update is two statements and an event.
+ * Checkpoints are stored at every committed batch all the same.
+ */
+const PROGRESS_SAVE_MIN_INTERVAL_MS = 100;
 
 /** The wait before running again after a failure that will pass when the source did not say how long (5 minutes). */
 const DEFAULT_RETRY_SECONDS = 300;

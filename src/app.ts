@@ -33,6 +33,7 @@ import { createReranker } from './platform/rerank/create-reranker.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
 import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
+import { VectorIndexOnFirstUse } from './vector-index-on-first-use.js';
 import { graphqlSchema } from './graphql/schema.js';
 import { workerHttpApp, type MetricsAccess } from './http/metrics.js';
 import { closeServer, createHttpApp } from './http/server.js';
@@ -257,7 +258,10 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
     await deliveries.stop();
     throw error;
   };
-  const [vectors, embedder] = await Promise.all([core.vectors(), core.embedder()]).catch(stopDeliveries);
+  const embedder = await core.embedder().catch(stopDeliveries);
+  // LanceDB files open on the first sync (an idle server holds no LanceDB); a Weaviate server is reached
+  // now, so a wrong address fails the start instead of the first sync.
+  const vectors = config.weaviateUrl === undefined ? new VectorIndexOnFirstUse(core.vectors) : await core.vectors().catch(stopDeliveries);
   const pipeline = new SyncPipeline({
     entities: core.entityStore,
     vectors,

@@ -20,6 +20,12 @@ export interface LanceDbVectorIndexOptions {
   indexCacheBytes?: number;
   /** Bytes of file metadata and schemas kept in memory (LanceDB's default: 1 GiB). */
   metadataCacheBytes?: number;
+  /**
+   * IVF partitions a semantic search probes (see IVF_PROBES in rankings.ts): fewer is faster and
+   * misses more of the exact nearest. At IVF_PARTITIONS or more every partition is read: the exact
+   * scan, which benchmarks measure recall against.
+   */
+  ivfProbes?: number;
 }
 
 /** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~40 MB, full-text postings), a fraction of LanceDB's defaults. */

@@ -179,6 +179,31 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
+  test('ivfProbes at the partition count reads every partition: the same nearest chunks as an exact scan', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-probes-'));
+    const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
+    const everyPartition = await LanceDbVectorIndex.open(dir, DIMENSIONS, { ivfProbes: 10_000 });
+    try {
+      const id = randomUUID();
+      await writer.add(id, Array.from({ length: 3000 }, (_, i) => chunk(i)));
+      await writer.optimize(id);
+      expect((await writer.stats(id))!.indices.some((index) => index.columns.includes('vector'))).toBe(true);
+      // A filter makes a search exact (no IVF index); this one keeps every row.
+      const everyRow = [{ conditions: [{ field: 'service_system_metadata.chunk_index' as const, operator: 'greater_than_or_equal' as const, value: 0 }] }];
+      for (const seed of [5, 777, 2048]) {
+        // A query between two chunks (nearer one), so that its nearest lie in several partitions.
+        const vector = seededVector(DIMENSIONS, seed).map((value, i) => value + 0.6 * seededVector(DIMENSIONS, seed + 1)[i]!);
+        const ids = async (filter?: typeof everyRow) => (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter })).map((hit) => hit.chunk.chunkId);
+        // The same chunks (their order may differ where distances tie to rounding: two code paths).
+        expect((await ids()).sort()).toEqual((await ids(everyRow)).sort());
+      }
+    } finally {
+      await writer.close();
+      await everyPartition.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('LanceDB caches hold at most what the cache options allow; the defaults let them hold more', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-caches-'));
     const id = randomUUID();

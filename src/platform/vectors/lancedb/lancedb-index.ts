@@ -4,8 +4,8 @@ import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type
 import { chunksToArrow } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
 import { literal, whereClause } from './filters.js';
-import { TableMaintenance } from './maintenance.js';
-import { chunkRankings } from './rankings.js';
+import { IVF_PARTITIONS, TableMaintenance } from './maintenance.js';
+import { chunkRankings, IVF_PROBES } from './rankings.js';
 import { pageRows, queryRows, RESULT_COLUMNS, type Row, toChunk } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
@@ -31,6 +31,7 @@ export class LanceDbVectorIndex implements VectorIndex {
     private readonly session: lancedb.Session,
     private readonly dimensions: number,
     vectorIndexMinRows: number,
+    private readonly ivfProbes: number,
   ) {
     this.tables = new LanceDbTables(db, dimensions, (collectionId) => this.maintenance.forget(collectionId));
     this.maintenance = new TableMaintenance(vectorIndexMinRows, (collectionId, run) => this.tables.exclusive(collectionId, run));
@@ -39,7 +40,8 @@ export class LanceDbVectorIndex implements VectorIndex {
   static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
     if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
     const { db, session } = await connectLanceDb(directory, options);
-    return new LanceDbVectorIndex(db, session, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS);
+    const ivfProbes = Math.min(IVF_PARTITIONS, Math.max(1, Math.floor(options.ivfProbes ?? IVF_PROBES)));
+    return new LanceDbVectorIndex(db, session, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS, ivfProbes);
   }
 
   /** The table holding a collection's chunks (see LanceDbTables.tableName). */
@@ -136,7 +138,7 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
-      const context = { table, dimensions: this.dimensions, ensureFullText: () => this.maintenance.ensureFullText(collectionId, table) };
+      const context = { table, dimensions: this.dimensions, ivfProbes: this.ivfProbes, ensureFullText: () => this.maintenance.ensureFullText(collectionId, table) };
       const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
       const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
       const rows = await pageRows(table, page.map(({ best }) => best.item));

@@ -10,7 +10,7 @@ export const FTS_COLUMNS = ['text', 'name'] as const;
  * IVF partitions of the vector index. How many a query probes is the search's business (see
  * IVF_PROBES in rankings.ts); the two were chosen together.
  */
-const IVF_PARTITIONS = 64;
+export const IVF_PARTITIONS = 64;
 
 /**
  * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),

@@ -1,0 +1,199 @@
+/**
+ * Resident memory of the server as operators run it: `node bin/catchment.js start` (what `npm start`
+ * runs) in a child process with a fresh data directory. Prints its memory idle (after `--idle-seconds`),
+ * then during a full sync of `--entities` stub entities while one client searches (instant hybrid
+ * through REST) every `--search-every-ms`, sampled every `--sample-seconds` (the curve), and the peak.
+ * Each sample reads the child's /proc (VmRSS, VmHWM, threads, smaps: anonymous memory, the native
+ * libraries' code and data, other files) and its /metrics (V8 heap, external memory of JS objects).
+ *
+ *   npm run bench:memory [-- --entities 100000]              (0: idle only)
+ *   npm run bench:memory -- --entities 1000000 --search-every-ms 0 --sample-seconds 30
+ *   npm run bench:memory -- --env MALLOC_ARENA_MAX=8          (A/B an environment variable of the child)
+ *
+ * Run `npm run build` first, or the child runs the TypeScript sources through swc (~130 MiB more).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { api, waitForJob } from '../test/support/sync-helpers.js';
+
+const { values } = parseArgs({
+  options: {
+    entities: { type: 'string', default: '100000' },
+    'idle-seconds': { type: 'string', default: '15' },
+    'sample-seconds': { type: 'string', default: '5' },
+    'search-every-ms': { type: 'string', default: '200' },
+    env: { type: 'string', multiple: true, default: [] },
+    'node-option': { type: 'string', multiple: true, default: [] },
+  },
+});
+const entities = Number(values.entities);
+const root = path.resolve(import.meta.dirname, '..');
+const API_KEY = `ck_${'b'.repeat(40)}`;
+const MIB = 1024 * 1024;
+
+interface Sample {
+  rss: number;
+  peak: number;
+  threads: number;
+  /** Anonymous memory: the malloc heaps of every thread, V8's heaps, PGlite's WebAssembly memory. */
+  anonymous: number;
+  /** Resident pages of shared libraries and native addons (.so, .node), code and data. */
+  libraries: number;
+  /** Other file-backed pages (the node binary, mapped data files). */
+  files: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+}
+
+function kib(text: string, field: string): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+}
+
+/** Resident bytes of the child by kind of mapping, from /proc/<pid>/smaps. */
+function mappings(pid: number): { anonymous: number; libraries: number; files: number; byLibrary: Map<string, number> } {
+  const byLibrary = new Map<string, number>();
+  let anonymous = 0;
+  let libraries = 0;
+  let files = 0;
+  let name = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      name = header[1] ?? '';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const bytes = Number(rss[1]) * 1024;
+    if (name === '' || name.startsWith('[')) anonymous += bytes;
+    else if (/\.(so|node)(\.|$)/.test(name)) {
+      libraries += bytes;
+      byLibrary.set(path.basename(name), (byLibrary.get(path.basename(name)) ?? 0) + bytes);
+    } else files += bytes;
+  }
+  return { anonymous, libraries, files, byLibrary };
+}
+
+async function v8Heap(url: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const text = await fetch(`${url}/metrics`).then((response) => response.text());
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { heapUsed: metric('nodejs_heap_size_used_bytes'), heapTotal: metric('nodejs_heap_size_total_bytes'), external: metric('nodejs_external_memory_bytes') };
+}
+
+async function sample(pid: number, url: string): Promise<Sample> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const { anonymous, libraries, files } = mappings(pid);
+  return {
+    rss: kib(status, 'VmRSS'),
+    peak: kib(status, 'VmHWM'),
+    threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+    anonymous,
+    libraries,
+    files,
+    ...(await v8Heap(url)),
+  };
+}
+
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(0)}`;
+const line = (s: Sample) =>
+  `RSS ${mib(s.rss)} MiB (peak ${mib(s.peak)}): anonymous ${mib(s.anonymous)}, libraries ${mib(s.libraries)}, other files ${mib(s.files)}; V8 heap ${mib(s.heapUsed)}/${mib(s.heapTotal)}, external ${mib(s.external)}; ${s.threads} threads`;
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-memory-'));
+const extraEnv = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const child = spawn(process.execPath, [...values['node-option'], path.join(root, 'bin/catchment.js'), 'start'], {
+  cwd: root,
+  env: {
+    ...process.env,
+    NODE_OPTIONS: '',
+    ...extraEnv,
+    CATCHMENT_DATA_DIR: dataDir,
+    PORT: '0',
+    CATCHMENT_BOOTSTRAP_API_KEY: API_KEY,
+    CATCHMENT_RATE_LIMIT_REQUESTS: '0',
+    CATCHMENT_SYNC_BATCH_SIZE: '2000',
+    CATCHMENT_LOG_LEVEL: 'warn',
+    CATCHMENT_SYNC_MAX_ENTITIES: String(Math.max(1_000_000, entities * 2)),
+  },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+try {
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const listening = /listening on (\S+)/.exec(output);
+      if (listening) resolve(listening[1]!);
+    });
+    void exited.then((code) => reject(new Error(`the server exited with code ${code} before listening`)));
+  });
+  const pid = child.pid!;
+  const build = existsSync(path.join(root, 'dist/BUILT')) && readFileSync(`/proc/${pid}/maps`, 'utf8').includes('swc') ? 'sources through swc' : 'compiled build (dist/)';
+  console.log(`server pid ${pid} (${build}), data in ${dataDir}; environment: ${JSON.stringify(extraEnv)}, node options: ${JSON.stringify(values['node-option'])}`);
+  console.log(`started: ${line(await sample(pid, url))}`);
+  await sleep(Number(values['idle-seconds']) * 1000);
+  const idle = await sample(pid, url);
+  console.log(`idle:    ${line(idle)}`);
+  const libraries = [...mappings(pid).byLibrary].sort((a, b) => b[1] - a[1]).slice(0, 6);
+  console.log(`idle, largest libraries: ${libraries.map(([name, bytes]) => `${name} ${mib(bytes)}`).join(', ')} MiB`);
+
+  if (entities > 0) {
+    // The peak from here on: the start's transient peak (PGlite creating the database) is not the sync's.
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    const call = api(url, API_KEY);
+    await call('POST', '/collections', { name: 'Bench memory', readable_id: 'bench-memory' });
+    const config = { entity_count: entities, seed: 7, size_mix: 'small', hierarchy_depth: 2, code_files: false, delay_ms: 0, revision: 0 };
+    const created = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'bench-memory', authentication: { credentials: { token: 'bench' } }, config, sync_immediately: false })).body;
+    const started = performance.now();
+    const job = (await call('POST', `/source-connections/${created.id}/run`)).body;
+    let syncing = true;
+    let peak = idle;
+    const sampling = (async () => {
+      while (syncing) {
+        await sleep(Number(values['sample-seconds']) * 1000);
+        if (!syncing) break;
+        let jobs: { id: string; entities_inserted: number }[];
+        let now: Sample;
+        try {
+          jobs = (await call('GET', `/source-connections/${created.id}/jobs`)).body;
+          now = await sample(pid, url);
+        } catch (error) {
+          console.log(`a sample failed (${(error as Error).message}); the next one is taken as usual`); // a keep-alive socket closed under us
+          continue;
+        }
+        if (now.rss > peak.rss) peak = now;
+        const done = jobs.find((candidate) => candidate.id === job.id)?.entities_inserted ?? 0;
+        console.log(`${((performance.now() - started) / 1000).toFixed(0).padStart(6)} s ${String(done).padStart(8)} entities  ${line(now)}`);
+      }
+    })();
+    const searchEveryMs = Number(values['search-every-ms']);
+    let searches = 0;
+    const failedSearches: string[] = [];
+    const searching = (async () => {
+      while (syncing && searchEveryMs > 0) {
+        const response = await call('POST', '/collections/bench-memory/search/instant', { query: 'clinical trial patient dose', retrieval_strategy: 'hybrid', limit: 10 }).catch((error: Error) => ({ status: error.message }));
+        if (response.status === 200) searches++;
+        else failedSearches.push(String(response.status));
+        await sleep(searchEveryMs);
+      }
+    })();
+    const finished = await waitForJob(call, created.id, job.id, ['COMPLETED', 'FAILED'], 12 * 3_600_000);
+    syncing = false;
+    await Promise.all([sampling, searching]);
+    const seconds = (performance.now() - started) / 1000;
+    const after = await sample(pid, url);
+    console.log(`sync ${finished.status}: ${entities} entities in ${seconds.toFixed(0)} s (${(entities / seconds).toFixed(0)}/s), ${searches} searches meanwhile${failedSearches.length ? `, ${failedSearches.length} failed (${[...new Set(failedSearches)].join(', ')})` : ''}`);
+    console.log(`largest sample during the sync: ${line(peak)}`);
+    console.log(`after the sync: ${line(after)}`);
+    console.log(`peak RSS (VmHWM) of the server: ${mib(after.peak)} MiB`);
+  }
+} finally {
+  child.kill('SIGTERM');
+  await exited;
+  rmSync(dataDir, { recursive: true, force: true });
+}

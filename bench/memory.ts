@@ -122,6 +122,7 @@ const child = spawn(process.execPath, [...values['node-option'], path.join(root,
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+process.once('exit', () => child.kill('SIGTERM')); // also when this bench dies of an error: no server left behind
 try {
   const url = await new Promise<string>((resolve, reject) => {
     let output = '';

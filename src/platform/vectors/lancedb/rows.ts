@@ -8,8 +8,9 @@ export type Row = Record<string, unknown>;
 
 /**
  * A query's result as plain objects, built column by column. LanceDB's own `toArray()` gives Arrow
- * row proxies, whose every property read walks Arrow's visitors: rankings read a candidate's id and
- * score many times (sorting, fusion), which cost more than the decoding itself.
+ * row proxies, whose every property read walks Arrow's visitors, and rankings read a candidate's id
+ * and score many times (sorting, fusion): main-thread CPU profile of 600 hybrid searches at 100,000
+ * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after.
  */
 export async function queryRows(query: { toArrow(): Promise<ArrowTable> }): Promise<Row[]> {
   const result = await query.toArrow();

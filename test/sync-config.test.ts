@@ -107,6 +107,22 @@ describe('sync configuration in effect', () => {
     expect(empty).toMatchObject({ status: 'COMPLETED', entities_deleted: 4 });
   });
 
+  test('replay_from_arf after updates and deletions replays the newest version of each entity and none of the deleted', async () => {
+    const { collection, connection } = await connect('cfg-replay-changed', { entity_count: 12 });
+    expect((await run(connection.id)).entities_inserted).toBe(12);
+    // An incremental run: stub-8..11 are deleted, stub-0 gets a new revision.
+    await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 8, revision: 1, hierarchy_depth: 0 } });
+    expect(await run(connection.id)).toMatchObject({ status: 'COMPLETED', entities_deleted: 4, entities_updated: 1 });
+    await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 8, revision: 1, fail_after: 0, hierarchy_depth: 0 } });
+    const replayed = await run(connection.id, '?force_full_sync=true', { sync_config: { behavior: { replay_from_arf: true, skip_hash_comparison: true } } });
+    // A deleted entity coming back would be inserted again.
+    expect(replayed).toMatchObject({ status: 'COMPLETED', entities_updated: 8, entities_inserted: 0, entities_deleted: 0 });
+    expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(8);
+    const found = (await call('POST', `/collections/${collection.readable_id}/search/instant`, { query: 'revision 1', retrieval_strategy: 'keyword', limit: 20 })).body;
+    // Only the new revision's text holds the word.
+    expect(found.results.map((result: { entity_id: string }) => result.entity_id)).toContain('stub-0');
+  });
+
   test('cursor.skip_updates stores no cursor, so the next run reads everything again', async () => {
     const { connection } = await connect('cfg-cursor', { entity_count: 20 }, null, { cursor: { skip_updates: true } });
     expect((await run(connection.id)).entities_inserted).toBe(20);

@@ -1,4 +1,4 @@
-import { CredentialsRejectedError, SourceRateLimitedError as RateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
+import { CredentialsRejectedError, SourceRateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
@@ -223,7 +223,7 @@ export class SyncWorker {
    */
   private async afterFailure(connectionId: string, error: unknown): Promise<void> {
     try {
-      if (error instanceof RateLimitedError || error instanceof TemporarilyUnavailableError) {
+      if (error instanceof SourceRateLimitedError || error instanceof TemporarilyUnavailableError) {
         await this.retryLater(connectionId, error.retryAfterSeconds ?? DEFAULT_RETRY_SECONDS);
       } else if (error instanceof CredentialsRejectedError) {
         await this.announceAuthExpired(connectionId);

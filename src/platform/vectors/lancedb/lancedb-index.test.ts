@@ -127,6 +127,26 @@ describe('LanceDbVectorIndex', () => {
     expect(await index.count(id)).toBe(61);
   });
 
+  test('a long run of writes gets its IVF vector index at a compaction, before any optimize() call', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-ivf-writes-'));
+    const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
+    try {
+      const id = randomUUID();
+      const vectorIndexes = async () => (await writer.stats(id))!.indices.filter((index) => index.columns.includes('vector'));
+      const write = (n: number) => writer.add(id, Array.from({ length: 100 }, (_, i) => chunk(n * 100 + i)));
+      for (let n = 0; n < 19; n++) await write(n);
+      expect(await vectorIndexes()).toEqual([]); // 1,900 rows, no compaction yet
+      await write(19); // the 20th write compacts 2,000 rows: large enough
+      expect(await vectorIndexes()).toHaveLength(1);
+      expect((await writer.stats(id))!.fragmentStats.numFragments).toBe(1);
+      const [top] = await writer.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1234), limit: 1, offset: 0 });
+      expect(top!.chunk.entityId).toBe('entity-1234');
+    } finally {
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a 12,000-row add is written in slices of at least 5,000 rows', async () => {
     const id = randomUUID();
     const rows = Array.from({ length: 12_000 }, (_, i) =>

@@ -33,7 +33,7 @@ import { createReranker } from './platform/rerank/create-reranker.js';
 import type { Embedder } from './platform/embeddings/embedder.js';
 import { createVectorIndex } from './platform/vectors/create-vector-index.js';
 import type { VectorIndex } from './platform/vectors/vector-index.js';
-import { VectorIndexOnFirstUse } from './vector-index-on-first-use.js';
+import { VectorIndexOnFirstUse } from './platform/vectors/vector-index-on-first-use.js';
 import { graphqlSchema } from './graphql/schema.js';
 import { workerHttpApp, type MetricsAccess } from './http/metrics.js';
 import { closeServer, createHttpApp } from './http/server.js';

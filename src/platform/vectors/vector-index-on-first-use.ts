@@ -1,4 +1,4 @@
-import type { ChunkRecord, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './platform/vectors/vector-index.js';
+import type { ChunkRecord, FilterGroup, ScoredChunk, VectorIndex, VectorQuery } from './vector-index.js';
 
 /**
  * The vector index for parts that hold one from their start (the sync worker): it opens the real index

@@ -2,9 +2,9 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { LanceDbVectorIndex } from './platform/vectors/lancedb/lancedb-index.js';
-import { makeChunk } from './platform/vectors/vector-index.contract.js';
-import type { VectorIndex } from './platform/vectors/vector-index.js';
+import { LanceDbVectorIndex } from './lancedb/lancedb-index.js';
+import { makeChunk } from './vector-index.contract.js';
+import type { VectorIndex } from './vector-index.js';
 import { VectorIndexOnFirstUse } from './vector-index-on-first-use.js';
 
 describe('VectorIndexOnFirstUse', () => {

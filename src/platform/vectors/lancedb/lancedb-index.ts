@@ -98,7 +98,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       const table = await this.tables.existing(collectionId);
       if (!table) return;
       await this.maintenance.compact(collectionId, table);
-      await this.maintenance.ensureVectorIndex(table);
+      await this.maintenance.ensureVectorIndex(collectionId, table);
     });
   }
 

@@ -21,6 +21,8 @@ export class TableMaintenance {
   private readonly writes = new Map<string, number>();
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
+  /** Tables known to have their vector index: later compactions need not list the indexes again. */
+  private readonly vectorReady = new Set<string>();
 
   constructor(
     private readonly vectorIndexMinRows: number,
@@ -38,7 +40,7 @@ export class TableMaintenance {
     this.writes.set(collectionId, writes);
     if (writes < OPTIMIZE_EVERY_WRITES) return;
     await this.compact(collectionId, table);
-    await this.ensureVectorIndex(table);
+    await this.ensureVectorIndex(collectionId, table);
   }
 
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
@@ -51,10 +53,13 @@ export class TableMaintenance {
    * A large table gets its IVF index once; later optimize() calls (compaction) fold new rows into it,
    * and rows not yet indexed are still searched exactly, so nothing is missed meanwhile.
    */
-  async ensureVectorIndex(table: lancedb.Table): Promise<void> {
-    if ((await table.listIndices()).some((index) => index.columns.includes('vector'))) return;
-    if ((await table.countRows()) < this.vectorIndexMinRows) return;
-    await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: IVF_PARTITIONS, distanceType: 'cosine' }) });
+  async ensureVectorIndex(collectionId: string, table: lancedb.Table): Promise<void> {
+    if (this.vectorReady.has(collectionId)) return;
+    if (!(await table.listIndices()).some((index) => index.columns.includes('vector'))) {
+      if ((await table.countRows()) < this.vectorIndexMinRows) return;
+      await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: IVF_PARTITIONS, distanceType: 'cosine' }) });
+    }
+    this.vectorReady.add(collectionId);
   }
 
   /** Full-text indexes are created with the table; tables made without them get them here. */
@@ -76,5 +81,6 @@ export class TableMaintenance {
   forget(collectionId: string): void {
     this.writes.delete(collectionId);
     this.ftsReady.delete(collectionId);
+    this.vectorReady.delete(collectionId);
   }
 }

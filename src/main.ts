@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openCore, startServer, type Core, type Roles } from './app.js';
+import { startServer, type Roles } from './app.js';
+import { openCore, type Core } from './core.js';
 import { ConfigError, isEmbedded, loadConfig, type Config } from './config.js';
 import { printGraphqlSchema } from './graphql/schema.js';
 import { runStdioProxy, StdioProxyError } from './mcp/stdio.js';

@@ -16,7 +16,7 @@ import type { EventBus } from './platform/events/event-bus.js';
 import type { PubSub } from './platform/pubsub/pubsub.js';
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js';
 
-/** What resolvers reach through their context; assembled once by the composition root (app.ts). */
+/** What resolvers reach through their context; assembled once by the composition root (core.ts). */
 export interface Services {
   organizations: OrganizationService;
   auth: AuthService;

@@ -191,7 +191,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         expect(ids(await all(id))).toEqual([`conn-1:${nasty}:0`]);
       });
 
-      test('every ChunkRecord field round-trips', async () => {
+      test('every ChunkRecord field round-trips, through searches and listings, colons in ids too', async () => {
         const id = collection();
         const full = chunk(1, {
           entityId: 'entity-rt',
@@ -214,11 +214,16 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
           access: { viewers: ['user:1', 'group:2'], isPublic: false },
         });
         const sparse = chunk(2, { entityId: 'entity-sparse', createdAt: null, updatedAt: null, url: null, breadcrumbs: [], rawSourceFields: {}, access: { viewers: null, isPublic: null }, text: '' });
-        await index.add(id, [full, sparse]);
+        // Chunk ids hold the connection and entity ids and the chunk index: none of them may be read back cut at a colon.
+        const colons = chunk(3, { sourceConnectionId: 'conn:a:b', entityId: 'https://example.test:8080/p:1', chunkIndex: 12 });
+        await index.add(id, [full, sparse, colons]);
         const results = await all(id);
         const byId = new Map(results.map((result) => [result.chunk.chunkId, result.chunk]));
         expect(byId.get(full.chunkId)).toEqual(withoutVector(full));
         expect(byId.get(sparse.chunkId)).toEqual(withoutVector(sparse));
+        expect(byId.get(colons.chunkId)).toEqual(withoutVector(colons));
+        const found = new Map((await index.search(id, { strategy: 'semantic', vector: colons.vector, limit: 10, offset: 0 })).map((hit) => [hit.chunk.chunkId, hit.chunk]));
+        for (const record of [full, sparse, colons]) expect(found.get(record.chunkId)).toEqual(withoutVector(record));
         expect(byId.get(full.chunkId)!.createdAt).toBeInstanceOf(Date);
         expect(byId.get(sparse.chunkId)!.createdAt).toBeNull();
         expect(results.every((result) => !('vector' in result.chunk))).toBe(true);

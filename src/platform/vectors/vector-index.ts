@@ -18,6 +18,15 @@ export function chunkIdOf(sourceConnectionId: string, entityId: string, chunkInd
   return `${sourceConnectionId}:${entityId}:${chunkIndex}`;
 }
 
+/**
+ * The entity id and chunk index a chunk id holds, given its connection id (entity ids may hold
+ * colons; the connection id's length says where the entity id starts). The inverse of `chunkIdOf`.
+ */
+export function entityOfChunkId(chunkId: string, sourceConnectionId: string): { entityId: string; chunkIndex: number } {
+  const last = chunkId.lastIndexOf(':');
+  return { entityId: chunkId.slice(sourceConnectionId.length + 1, last), chunkIndex: Number(chunkId.slice(last + 1)) };
+}
+
 /** The entity part of a chunk id (connection and entity ids): what chunks of one entity share. */
 export function entityKeyOfChunkId(chunkId: string): string {
   return chunkId.slice(0, chunkId.lastIndexOf(':'));

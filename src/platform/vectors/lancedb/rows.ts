@@ -1,6 +1,6 @@
 import type * as lancedb from '@lancedb/lancedb';
 import type { Table as ArrowTable } from 'apache-arrow';
-import type { ScoredChunk } from '../vector-index.js';
+import { entityOfChunkId, type ScoredChunk } from '../vector-index.js';
 import { literal } from './filters.js';
 
 /** A row of a query's result: the columns it selected (and `_rowid`, `_distance`, `_score` when asked). */
@@ -23,12 +23,14 @@ export async function queryRows(query: { toArrow(): Promise<ArrowTable> }): Prom
   return rows;
 }
 
-/** Columns returned by searches and listings (everything but the vector). */
+/**
+ * Columns read for the chunks searches and listings return: everything but the vector, and but the
+ * entity id and chunk index, which the chunk id holds (`entityOfChunkId`). Each column costs a take
+ * about 0.15 ms (10 rows at 100,000: 17 columns 4.2–5.1 ms of CPU, these 15 3.9–4.8 ms).
+ */
 export const RESULT_COLUMNS = [
   'chunk_id',
   'source_connection_id',
-  'entity_id',
-  'chunk_index',
   'name',
   'text',
   'entity_type',
@@ -75,11 +77,12 @@ export async function pageRows(table: lancedb.Table, chunks: readonly Row[]): Pr
 /** A row of RESULT_COLUMNS as the chunk it stores. */
 export function toChunk(row: Row): ScoredChunk['chunk'] {
   const date = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)));
+  const chunkId = String(row.chunk_id);
+  const sourceConnectionId = String(row.source_connection_id);
   return {
-    chunkId: String(row.chunk_id),
-    sourceConnectionId: String(row.source_connection_id),
-    entityId: String(row.entity_id),
-    chunkIndex: Number(row.chunk_index),
+    chunkId,
+    sourceConnectionId,
+    ...entityOfChunkId(chunkId, sourceConnectionId),
     name: String(row.name),
     text: String(row.text),
     entityType: String(row.entity_type),

@@ -2,12 +2,14 @@
  * Resident memory of the server as operators run it: `node bin/catchment.js start` (what `npm start`
  * runs) in a child process with a fresh data directory. Prints its memory idle (after `--idle-seconds`),
  * then during a full sync of `--entities` stub entities while one client searches (instant hybrid
- * through REST) every `--search-every-ms`, sampled every `--sample-seconds` (the curve), and the peak.
+ * through REST) every `--search-every-ms`, sampled every `--sample-seconds` (the curve), and the peak;
+ * then `--searches-after` searches back to back once the sync is done. Each search's latency (request
+ * to parsed answer) is timed: p50/p95 during the sync (per sample and overall) and after it.
  * Each sample reads the child's /proc (VmRSS, VmHWM, threads, smaps: anonymous memory, the native
  * libraries' code and data, other files) and its /metrics (V8 heap, external memory of JS objects).
  *
  *   npm run bench:memory [-- --entities 100000]              (0: idle only)
- *   npm run bench:memory -- --entities 1000000 --search-every-ms 0 --sample-seconds 30
+ *   npm run bench:memory -- --entities 1000000 --search-every-ms 1000 --sample-seconds 30
  *   npm run bench:memory -- --env MALLOC_ARENA_MAX=8          (A/B an environment variable of the child)
  *
  * Run `npm run build` first, or the child runs the TypeScript sources through swc (~130 MiB more).
@@ -18,7 +20,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { api, type Api, waitForJob } from '../test/support/sync-helpers.js';
+import { percentile } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +29,7 @@ const { values } = parseArgs({
     'idle-seconds': { type: 'string', default: '15' },
     'sample-seconds': { type: 'string', default: '5' },
     'search-every-ms': { type: 'string', default: '200' },
+    'searches-after': { type: 'string', default: '100' },
     env: { type: 'string', multiple: true, default: [] },
     'node-option': { type: 'string', multiple: true, default: [] },
   },
@@ -99,6 +103,24 @@ async function sample(pid: number, url: string): Promise<Sample> {
   };
 }
 
+/** Queries taken in turn, so no answer is served from a cache of the previous one. */
+const QUERIES = ['clinical trial patient dose', 'gene expression in tumour cells', 'vaccine immune response', 'protein binding site structure'];
+
+/** Milliseconds of one instant hybrid search through REST; throws unless it answers 200. */
+async function timedSearch(call: Api, turn: number): Promise<number> {
+  const started = performance.now();
+  const response = await call('POST', '/collections/bench-memory/search/instant', { query: QUERIES[turn % QUERIES.length], retrieval_strategy: 'hybrid', limit: 10 });
+  if (response.status !== 200) throw new Error(`search answered ${response.status}`);
+  return performance.now() - started;
+}
+
+/** "p50 / p95 ms (n searches)" of latencies, in any order. */
+function latencySummary(latencies: readonly number[]): string {
+  if (latencies.length === 0) return 'no searches';
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50).toFixed(1)} / p95 ${percentile(sorted, 95).toFixed(1)} ms (${sorted.length} searches)`;
+}
+
 const mib = (bytes: number) => `${(bytes / MIB).toFixed(0)}`;
 const line = (s: Sample) =>
   `RSS ${mib(s.rss)} MiB (peak ${mib(s.peak)}): anonymous ${mib(s.anonymous)}, libraries ${mib(s.libraries)}, other files ${mib(s.files)}; V8 heap ${mib(s.heapUsed)}/${mib(s.heapTotal)}, external ${mib(s.external)}; ${s.threads} threads`;
@@ -154,6 +176,9 @@ try {
     const job = (await call('POST', `/source-connections/${created.id}/run`)).body;
     let syncing = true;
     let peak = idle;
+    /** Latencies of searches since the last sample, and of those before it. */
+    const latencies: number[] = [];
+    const during: number[] = [];
     const sampling = (async () => {
       while (syncing) {
         await sleep(Number(values['sample-seconds']) * 1000);
@@ -169,17 +194,20 @@ try {
         }
         if (now.rss > peak.rss) peak = now;
         const done = jobs.find((candidate) => candidate.id === job.id)?.entities_inserted ?? 0;
-        console.log(`${((performance.now() - started) / 1000).toFixed(0).padStart(6)} s ${String(done).padStart(8)} entities  ${line(now)}`);
+        const window = latencies.splice(0);
+        during.push(...window);
+        console.log(`${((performance.now() - started) / 1000).toFixed(0).padStart(6)} s ${String(done).padStart(8)} entities  ${line(now)}; search ${latencySummary(window)}`);
       }
     })();
     const searchEveryMs = Number(values['search-every-ms']);
-    let searches = 0;
     const failedSearches: string[] = [];
     const searching = (async () => {
-      while (syncing && searchEveryMs > 0) {
-        const response = await call('POST', '/collections/bench-memory/search/instant', { query: 'clinical trial patient dose', retrieval_strategy: 'hybrid', limit: 10 }).catch((error: Error) => ({ status: error.message }));
-        if (response.status === 200) searches++;
-        else failedSearches.push(String(response.status));
+      for (let turn = 0; syncing && searchEveryMs > 0; turn++) {
+        try {
+          latencies.push(await timedSearch(call, turn));
+        } catch (error) {
+          failedSearches.push((error as Error).message);
+        }
         await sleep(searchEveryMs);
       }
     })();
@@ -187,8 +215,12 @@ try {
     syncing = false;
     await Promise.all([sampling, searching]);
     const seconds = (performance.now() - started) / 1000;
+    during.push(...latencies);
     const after = await sample(pid, url);
-    console.log(`sync ${finished.status}: ${entities} entities in ${seconds.toFixed(0)} s (${(entities / seconds).toFixed(0)}/s), ${searches} searches meanwhile${failedSearches.length ? `, ${failedSearches.length} failed (${[...new Set(failedSearches)].join(', ')})` : ''}`);
+    console.log(`sync ${finished.status}: ${entities} entities in ${seconds.toFixed(0)} s (${(entities / seconds).toFixed(0)}/s); search meanwhile ${latencySummary(during)}${failedSearches.length ? `, ${failedSearches.length} failed (${[...new Set(failedSearches)].join(', ')})` : ''}`);
+    const afterwards: number[] = [];
+    for (let turn = 0; turn < Number(values['searches-after']); turn++) afterwards.push(await timedSearch(call, turn));
+    console.log(`search after the sync, one client back to back: ${latencySummary(afterwards)}`);
     console.log(`largest sample during the sync: ${line(peak)}`);
     console.log(`after the sync: ${line(after)}`);
     console.log(`peak RSS (VmHWM) of the server: ${mib(after.peak)} MiB`);

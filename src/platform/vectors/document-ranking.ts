@@ -52,6 +52,21 @@ export function isContainerType(entityType: string): boolean {
   return CONTAINER_TYPE.test(entityType);
 }
 
+/** A document while it is ranked: its best value per ranking, and its best chunk so far with that chunk's own fused value. */
+interface DocumentEntry<T> {
+  entityKey: string;
+  values: (number | undefined)[];
+  best: ChunkCandidate<T> | null;
+  own: number;
+}
+
+/** A chunk while it is ranked: its value per ranking (the first time each lists it), and its document. */
+interface ChunkEntry<T> {
+  candidate: ChunkCandidate<T>;
+  document: DocumentEntry<T>;
+  values: (number | undefined)[];
+}
+
 /** Fewest chunk candidates a ranking reads, and the most. */
 const MIN_CANDIDATES = 200;
 const MAX_CANDIDATES = 10_000;
@@ -82,37 +97,51 @@ export function candidateDepth(documents: number): number {
 export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T) => number = () => 1): RankedDocument<T>[] {
   const used = rankings.filter(({ candidates }) => candidates.length > 0);
   const floors = used.map(({ candidates, value, cut }) => (cut ? value(candidates[candidates.length - 1]!.score) : 0));
-  const chunks = new Map<string, { candidate: ChunkCandidate<T>; values: (number | undefined)[] }>();
-  const documents = new Map<string, (number | undefined)[]>();
+  /** Weighted sum over rankings; a ranking that misses the chunk or document counts its floor. */
+  const fused = (values: (number | undefined)[]) => {
+    let sum = 0;
+    for (let r = 0; r < used.length; r++) sum += used[r]!.weight * (values[r] ?? floors[r]!);
+    return sum;
+  };
+  // One entry per document and per chunk, each chunk pointing at its document: the entity key of a
+  // chunk id is cut once, and every later occurrence is one lookup (hundreds of candidates a query).
+  const documents = new Map<string, DocumentEntry<T>>();
+  const chunks = new Map<string, ChunkEntry<T>>();
   used.forEach(({ candidates, value }, r) => {
     for (const candidate of candidates) {
-      const chunk = chunks.get(candidate.chunkId) ?? { candidate, values: [] };
-      if (chunk.values[r] !== undefined) continue; // a ranking lists a chunk once
+      let chunk = chunks.get(candidate.chunkId);
+      if (!chunk) {
+        const entityKey = entityKeyOfChunkId(candidate.chunkId);
+        let document = documents.get(entityKey);
+        if (!document) {
+          document = { entityKey, values: [], best: null, own: -Infinity };
+          documents.set(entityKey, document);
+        }
+        chunk = { candidate, document, values: [] };
+        chunks.set(candidate.chunkId, chunk);
+      } else if (chunk.values[r] !== undefined) continue; // a ranking lists a chunk once
       const own = value(candidate.score);
       chunk.values[r] = own;
-      chunks.set(candidate.chunkId, chunk);
-      const key = entityKeyOfChunkId(candidate.chunkId);
-      const perRanking = documents.get(key) ?? [];
+      const perRanking = chunk.document.values;
       perRanking[r] = Math.max(perRanking[r] ?? -Infinity, own);
-      documents.set(key, perRanking);
     }
   });
-  const fused = (values: (number | undefined)[]) => used.reduce((sum, { weight }, r) => sum + weight * (values[r] ?? floors[r]!), 0);
-  const best = new Map<string, { candidate: ChunkCandidate<T>; own: number }>();
-  for (const { candidate, values } of chunks.values()) {
-    const key = entityKeyOfChunkId(candidate.chunkId);
+  for (const { candidate, document, values } of chunks.values()) {
     const own = fused(values);
-    const known = best.get(key);
-    if (!known || own > known.own || (own === known.own && compare(candidate.chunkId, known.candidate.chunkId) < 0)) best.set(key, { candidate, own });
+    const known = document.best;
+    if (!known || own > document.own || (own === document.own && compare(candidate.chunkId, known.chunkId) < 0)) {
+      document.best = candidate;
+      document.own = own;
+    }
   }
-  const ranked = [...documents].map(([entityKey, perRanking]) => {
-    const { candidate, own } = best.get(entityKey)!;
-    const value = fused(perRanking);
-    const weight = weightOf(candidate.item);
+  const ranked: (RankedDocument<T> & { own: number })[] = [];
+  for (const { entityKey, values, best, own } of documents.values()) {
+    const value = fused(values);
+    const weight = weightOf(best!.item);
     // A weight below 1 lowers the score whatever its sign (cosine similarities may be negative).
     const score = value >= 0 ? value * weight : value / weight;
-    return { entityKey, best: candidate, score, own };
-  });
+    ranked.push({ entityKey, best: best!, score, own });
+  }
   ranked.sort((a, b) => b.score - a.score || b.own - a.own || compare(a.best.chunkId, b.best.chunkId));
   return ranked.map(({ entityKey, best, score }) => ({ entityKey, best, score }));
 }

@@ -1,5 +1,5 @@
 import type * as lancedb from '@lancedb/lancedb';
-import type { Table as ArrowTable } from 'apache-arrow';
+import { DataType, Precision, type Table as ArrowTable, type Vector as ArrowVector } from 'apache-arrow';
 import { entityOfChunkId, type ScoredChunk } from '../vector-index.js';
 import { literal } from './filters.js';
 
@@ -10,17 +10,43 @@ export type Row = Record<string, unknown>;
  * A query's result as plain objects, built column by column. LanceDB's own `toArray()` gives Arrow
  * row proxies, whose every property read walks Arrow's visitors, and rankings read a candidate's id
  * and score many times (sorting, fusion): main-thread CPU profile of 600 hybrid searches at 100,000
- * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after.
+ * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after. Columns
+ * without nulls are read without Arrow's per-value visitors too (`columnValues`).
  */
 export async function queryRows(query: { toArrow(): Promise<ArrowTable> }): Promise<Row[]> {
   const result = await query.toArrow();
   const rows: Row[] = Array.from({ length: result.numRows }, () => ({}));
   for (const field of result.schema.fields) {
     const column = result.getChild(field.name)!;
-    let i = 0;
-    for (const value of column) rows[i++]![field.name] = value;
+    const values = columnValues(column);
+    if (values) {
+      for (let i = 0; i < rows.length; i++) rows[i]![field.name] = values[i];
+    } else {
+      let i = 0;
+      for (const value of column) rows[i++]![field.name] = value;
+    }
   }
   return rows;
+}
+
+/**
+ * A column's values straight from its buffers, for the types rankings read (utf8 ids and numbers:
+ * the same values Arrow's iterator gives, strings and numbers, bigints for 64-bit integers), when it
+ * has no nulls; null for any other column (read through Arrow's iterator). About half the CPU of the
+ * iterator for a search's candidates.
+ */
+function columnValues(column: ArrowVector): ArrayLike<unknown> | null {
+  if (column.nullCount > 0) return null;
+  if (DataType.isInt(column.type) || DataType.isFloat(column.type)) return DataType.isFloat(column.type) && column.type.precision === Precision.HALF ? null : column.toArray();
+  if (!DataType.isUtf8(column.type)) return null;
+  const values: string[] = [];
+  for (const data of column.data) {
+    const offsets = data.valueOffsets as Int32Array;
+    const bytes = data.values as Uint8Array;
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < data.length; i++) values.push(text.toString('utf8', offsets[i]!, offsets[i + 1]!));
+  }
+  return values;
 }
 
 /**

@@ -7,9 +7,13 @@ import { entityKeyOfChunkId } from './vector-index.js';
  * so a document is scored the same way whatever the index.
  */
 
-/** One chunk of one ranking: its id (which names its entity), its score, and what the adapter keeps of it. */
+/** One chunk of one ranking: its key, its score, and what the adapter keeps of it. */
 export interface ChunkCandidate<T> {
-  chunkId: string;
+  /**
+   * Unique per chunk, and its part up to the last colon names the chunk's entity (`entityKeyOfChunkId`):
+   * the chunk id (`chunkIdOf`), or an adapter's own compact key of that form. Equal scores break on it.
+   */
+  chunkKey: string;
   score: number;
   item: T;
 }
@@ -29,7 +33,7 @@ export interface ChunkRanking<T> {
 }
 
 export interface RankedDocument<T> {
-  /** `entityKeyOfChunkId` of its chunks: connection and entity. */
+  /** `entityKeyOfChunkId` of its chunks' keys: what names its entity. */
   entityKey: string;
   /** The chunk that matched best (its values in every ranking, weighted): what the result shows. */
   best: ChunkCandidate<T>;
@@ -109,16 +113,16 @@ export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T
   const chunks = new Map<string, ChunkEntry<T>>();
   used.forEach(({ candidates, value }, r) => {
     for (const candidate of candidates) {
-      let chunk = chunks.get(candidate.chunkId);
+      let chunk = chunks.get(candidate.chunkKey);
       if (!chunk) {
-        const entityKey = entityKeyOfChunkId(candidate.chunkId);
+        const entityKey = entityKeyOfChunkId(candidate.chunkKey);
         let document = documents.get(entityKey);
         if (!document) {
           document = { entityKey, values: [], best: null, own: -Infinity };
           documents.set(entityKey, document);
         }
         chunk = { candidate, document, values: [] };
-        chunks.set(candidate.chunkId, chunk);
+        chunks.set(candidate.chunkKey, chunk);
       } else if (chunk.values[r] !== undefined) continue; // a ranking lists a chunk once
       const own = value(candidate.score);
       chunk.values[r] = own;
@@ -129,7 +133,7 @@ export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T
   for (const { candidate, document, values } of chunks.values()) {
     const own = fused(values);
     const known = document.best;
-    if (!known || own > document.own || (own === document.own && compare(candidate.chunkId, known.chunkId) < 0)) {
+    if (!known || own > document.own || (own === document.own && compare(candidate.chunkKey, known.chunkKey) < 0)) {
       document.best = candidate;
       document.own = own;
     }
@@ -142,6 +146,6 @@ export function rankDocuments<T>(rankings: ChunkRanking<T>[], weightOf: (item: T
     const score = value >= 0 ? value * weight : value / weight;
     ranked.push({ entityKey, best: best!, score, own });
   }
-  ranked.sort((a, b) => b.score - a.score || b.own - a.own || compare(a.best.chunkId, b.best.chunkId));
+  ranked.sort((a, b) => b.score - a.score || b.own - a.own || compare(a.best.chunkKey, b.best.chunkKey));
   return ranked.map(({ entityKey, best, score }) => ({ entityKey, best, score }));
 }

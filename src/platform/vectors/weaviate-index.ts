@@ -216,7 +216,7 @@ export function resultScore(strategy: VectorQuery['strategy'], metadata: { dista
  * the hits stopped at the query's limit.
  */
 export function rankPage(hits: ScoredChunk[], offset: number, limit: number, cut = false): ScoredChunk[] {
-  const ranking = { candidates: hits.map((hit) => ({ chunkId: hit.chunk.chunkId, score: hit.score, item: hit })), weight: 1, value: (score: number) => score, cut };
+  const ranking = { candidates: hits.map((hit) => ({ chunkKey: hit.chunk.chunkId, score: hit.score, item: hit })), weight: 1, value: (score: number) => score, cut };
   return rankDocuments([ranking], (hit) => (isContainerType(hit.chunk.entityType) ? CONTAINER_WEIGHT : 1))
     .slice(offset, offset + limit)
     .map(({ best, score }) => ({ chunk: best.item.chunk, score }));

@@ -4,6 +4,7 @@ import {
   FixedSizeList,
   Float32,
   Int32,
+  Int64,
   List,
   Schema,
   Table as ArrowTable,
@@ -13,13 +14,20 @@ import {
   makeVector,
 } from 'apache-arrow';
 import type { ChunkRecord } from '../vector-index.js';
+import { entityKeyOf } from './entity-key.js';
 
 /** Arrow for the LanceDB chunk table: its schema, and chunk records as columns. */
 
 const UTC = 'UTC';
 
-/** The chunk table's columns (integer and timestamp types explicit: LanceDB would infer others from values). */
-export function chunkSchema(dimensions: number): Schema {
+/** The column tables made by an older version lack (see LanceDbTables): they are still read and written without it. */
+export const ENTITY_KEY_COLUMN = 'entity_key';
+
+/**
+ * The chunk table's columns (integer and timestamp types explicit: LanceDB would infer others from
+ * values); without ENTITY_KEY_COLUMN for a table made before it.
+ */
+export function chunkSchema(dimensions: number, entityKey = true): Schema {
   const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
   const texts = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
   const time = (name: string) => new Field(name, new TimestampMillisecond(UTC), true);
@@ -28,6 +36,7 @@ export function chunkSchema(dimensions: number): Schema {
     text('source_connection_id'),
     text('entity_id'),
     new Field('chunk_index', new Int32(), false),
+    ...(entityKey ? [new Field(ENTITY_KEY_COLUMN, new Int64(), false)] : []),
     text('name'),
     text('text'),
     new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
@@ -48,13 +57,13 @@ export function chunkSchema(dimensions: number): Schema {
   ]);
 }
 
-/** Builds the Arrow columns of chunks directly (no row objects, no type inference). */
-export function chunksToArrow(chunks: ChunkRecord[], dimensions: number): ArrowTable {
-  const schema = chunkSchema(dimensions);
+/** Builds the Arrow columns of chunks directly (no row objects, no type inference), for a table of `schema`. */
+export function chunksToArrow(chunks: ChunkRecord[], schema: Schema): ArrowTable {
+  const dimensions = (schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>).listSize;
   const column = (pick: (chunk: ChunkRecord) => string | null) => utf8Data(chunks.map(pick));
   const vectors = new Float32Array(chunks.length * dimensions);
   chunks.forEach((chunk, i) => vectors.set(chunk.vector, i * dimensions));
-  const data: Record<string, Data> = {
+  const data: Partial<Record<string, Data>> = {
     chunk_id: column((c) => c.chunkId),
     source_connection_id: column((c) => c.sourceConnectionId),
     entity_id: column((c) => c.entityId),
@@ -82,6 +91,9 @@ export function chunksToArrow(chunks: ChunkRecord[], dimensions: number): ArrowT
     raw_source_fields: column((c) => JSON.stringify(c.rawSourceFields ?? {})),
     access: column((c) => JSON.stringify(c.access)),
   };
+  if (schema.fields.some((field) => field.name === ENTITY_KEY_COLUMN)) {
+    data[ENTITY_KEY_COLUMN] = makeData({ type: new Int64(), length: chunks.length, nullCount: 0, data: BigInt64Array.from(chunks, (c) => entityKeyOf(c.sourceConnectionId, c.entityId)) });
+  }
   return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(data[field.name]!)])));
 }
 

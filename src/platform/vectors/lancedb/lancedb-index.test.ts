@@ -3,11 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import { chunkSchema, chunksToArrow, ENTITY_KEY_COLUMN } from './arrow.js';
+import { entityKeyOf } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
 import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-index.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
-import type { ChunkRecord } from '../vector-index.js';
+import type { ChunkRecord, ScoredChunk } from '../vector-index.js';
 
 const DIMENSIONS = 16;
 /** A cache cap far below what a 3,000-row table's indexes take. */
@@ -84,6 +87,69 @@ describe('LanceDbVectorIndex', () => {
       first = await LanceDbVectorIndex.open(dir, DIMENSIONS + 1);
       await expect(first.count(id)).rejects.toThrow(/dimensional/);
       await first.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('entity keys: one per connection and entity, whatever the chunk; pairs that concatenate alike differ', () => {
+    expect(entityKeyOf('conn-1', 'entity-1')).toBe(entityKeyOf('conn-1', 'entity-1'));
+    expect(entityKeyOf('a', 'bc')).not.toBe(entityKeyOf('ab', 'c'));
+    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => entityKeyOf(`conn-${i % 7}`, `entity-${i}`)));
+    expect(keys.size).toBe(20_000);
+  });
+
+  test('a table made before the entity key column opens, ranks as a new table does, and takes writes without the column', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-legacy-'));
+    const [legacyId, currentId] = [randomUUID(), randomUUID()];
+    // Several chunks per entity, containers, one entity id in two connections: what rankings group.
+    const records = Array.from({ length: 60 }, (_, i) =>
+      chunk(i, {
+        entityId: `entity-${i % 20}`,
+        chunkIndex: Math.floor(i / 20),
+        sourceConnectionId: i % 20 === 3 && i >= 40 ? 'conn-2' : 'conn-1',
+        entityType: i % 9 === 0 ? 'folder' : 'Page',
+        text: `${['aardvark', 'badger', 'capybara'][i % 3]} notes ${['river', 'forest'][i % 2]} ${i}`,
+      }),
+    );
+    try {
+      const legacySchema = chunkSchema(DIMENSIONS, false);
+      const db = await lancedb.connect(dir);
+      const made = await db.createTable(LanceDbVectorIndex.tableName(legacyId), chunksToArrow(records, legacySchema), { schema: legacySchema });
+      for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
+      made.close();
+      db.close();
+      const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      try {
+        await opened.add(currentId, records);
+        const queries = [
+          { strategy: 'hybrid' as const, text: 'capybara river', vector: seededVector(DIMENSIONS, 7) },
+          { strategy: 'keyword' as const, text: 'badger forest' },
+          { strategy: 'semantic' as const, vector: seededVector(DIMENSIONS, 33) },
+        ];
+        // Every document (21: entity-3 is in two connections), as scores in order and the documents of
+        // each score: equal scores break on each table's own chunk keys, so their order may differ.
+        const documentsByScore = (results: ScoredChunk[]) => {
+          const groups = new Map<number, string[]>();
+          for (const { chunk: found, score } of results) groups.set(score, [...(groups.get(score) ?? []), `${found.sourceConnectionId}/${found.entityId}`].sort());
+          return [...groups];
+        };
+        for (const query of queries) {
+          const [legacy, current] = await Promise.all([legacyId, currentId].map((id) => opened.search(id, { ...query, limit: 30, offset: 0 })));
+          expect(legacy.length).toBeGreaterThan(query.strategy === 'keyword' ? 10 : 20);
+          expect(documentsByScore(current)).toEqual(documentsByScore(legacy));
+        }
+        // Writes to the old table carry its own columns; it still lacks the new one, and the new one has it.
+        await opened.add(legacyId, [chunk(100, { text: 'late okapi' })]);
+        expect((await opened.search(legacyId, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-100']);
+        const reopened = await lancedb.connect(dir);
+        const columns = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.map((field) => field.name);
+        expect(await columns(legacyId)).not.toContain(ENTITY_KEY_COLUMN);
+        expect(await columns(currentId)).toContain(ENTITY_KEY_COLUMN);
+        reopened.close();
+      } finally {
+        await opened.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -59,7 +59,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
       const size = Math.ceil(chunks.length / slices);
       for (let start = 0; start < chunks.length; start += size) {
-        await table.add(chunksToArrow(chunks.slice(start, start + size), this.dimensions));
+        await table.add(chunksToArrow(chunks.slice(start, start + size), this.tables.schemaOf(table)));
         await this.maintenance.wrote(collectionId, table);
       }
     });
@@ -138,15 +138,27 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
-      const context = { table, dimensions: this.dimensions, ivfProbes: this.ivfProbes, ensureFullText: () => this.maintenance.ensureFullText(collectionId, table) };
-      const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
-      const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
-      const rows = await pageRows(table, page.map(({ best }) => best.item));
-      // A row deleted between the two reads (a concurrent sync) is left out.
-      return page.flatMap(({ best, score }) => {
-        const full = rows.get(best.chunkId);
-        return full ? [{ chunk: toChunk(full), score }] : [];
-      });
+      const context = {
+        table,
+        dimensions: this.dimensions,
+        ivfProbes: this.ivfProbes,
+        ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
+        entityKey: this.tables.hasEntityKey(table),
+      };
+      for (let attempt = 1; ; attempt++) {
+        const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
+        const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
+        const rowIdOf = ({ best }: (typeof page)[number]) => best.item._rowid as bigint;
+        const rows = await pageRows(table, page.map(rowIdOf));
+        // Row ids a compaction (another process) retired between the ranking and the page read read
+        // nothing: the search runs again once, on the new version. A row deleted meanwhile (a
+        // concurrent sync) is left out.
+        if (rows.size < page.length && attempt === 1) continue;
+        return page.flatMap((ranked) => {
+          const full = rows.get(rowIdOf(ranked));
+          return full ? [{ chunk: toChunk(full), score: ranked.score }] : [];
+        });
+      }
     });
   }
 

@@ -3,6 +3,7 @@ import { ValidationError } from '../../../shared/errors.js';
 import type { ChunkRanking } from '../document-ranking.js';
 import { compare, finiteOr } from '../filter-conditions.js';
 import type { VectorQuery } from '../vector-index.js';
+import { ENTITY_KEY_COLUMN } from './arrow.js';
 import { FTS_COLUMNS } from './maintenance.js';
 import { queryRows, type Row } from './rows.js';
 
@@ -15,17 +16,29 @@ import { queryRows, type Row } from './rows.js';
 export const IVF_PROBES = 32;
 
 /**
- * Columns a ranking reads for its candidates: enough to rank them as documents (a chunk id names its
- * entity, see `chunkIdOf`; the entity type tells containers). The rest of the row is read afterwards
- * for the page alone: every column read for hundreds of candidates costs (texts and JSON were most
- * of a hybrid query's time; the connection and entity id columns alone added about 7 ms to the
- * keyword ranking at 100,000 rows).
+ * What a ranking reads of its candidates: enough to rank them as documents, each chunk under a key
+ * whose part up to its last colon names its entity (see ChunkCandidate), and the entity type, which
+ * tells containers. The rest of the row is read afterwards for the page alone: every column read for
+ * hundreds of candidates costs (texts and JSON were most of a hybrid query's time; the connection and
+ * entity id columns alone added about 7 ms to the keyword ranking at 100,000 rows).
  */
-const CANDIDATE_COLUMNS = ['chunk_id', 'entity_type'];
+interface CandidateColumns {
+  columns: string[];
+  chunkKey: (row: Row) => string;
+}
 
-/** A candidate: its row (`_rowid` and CANDIDATE_COLUMNS) and its score in its ranking. */
+/**
+ * The entity key and chunk index: fixed-width columns. Hybrid at 100,000 chunks, the three candidate
+ * searches: 12.7–14.5 ms of CPU against 16.8–17.1 ms reading chunk ids (long strings) instead.
+ */
+const KEYED: CandidateColumns = { columns: [ENTITY_KEY_COLUMN, 'chunk_index', 'entity_type'], chunkKey: (row) => `${row[ENTITY_KEY_COLUMN]}:${row.chunk_index}` };
+/** Tables made before the entity key column: the chunk id (`chunkIdOf`), which names its entity. */
+const BY_CHUNK_ID: CandidateColumns = { columns: ['chunk_id', 'entity_type'], chunkKey: (row) => String(row.chunk_id) };
+
+/** A candidate: its row (`_rowid` and the candidate columns), its chunk key and its score in its ranking. */
 interface Ranked {
   row: Row;
+  key: string;
   score: number;
 }
 
@@ -39,6 +52,8 @@ export interface RankingContext {
   ivfProbes: number;
   /** Run before a keyword search: makes sure the table has its full-text indexes. */
   ensureFullText: () => Promise<void>;
+  /** Whether the table has the entity key column (tables made before it do not). */
+  entityKey: boolean;
 }
 
 /**
@@ -54,9 +69,10 @@ export interface RankingContext {
  * fusion drags BM25 down when vectors are weak (0.60); z-scores (0.696), Rocchio feedback, gated
  * weights and a fitted linear model over ranks and scores did no better: the cap is the embedder.
  *
- * The searches read only CANDIDATE_COLUMNS of their candidates. (Reading none, then all candidates'
- * columns in one take by row id, was measured too: the searches' own reads cost about as much as the
- * take, and the take added a round trip.)
+ * The searches read only the candidate columns of their candidates. (Reading none, then all
+ * candidates' columns in one take by row id, was measured too: with LanceDB's caches capped as the
+ * service caps them, the searches' own reads cost about as much as the take, and the take added a
+ * round trip.)
  */
 export async function chunkRankings(context: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<ChunkRanking<Row>[]> {
   const legs = legsOf(query);
@@ -64,7 +80,7 @@ export async function chunkRankings(context: RankingContext, query: VectorQuery,
   return legs.map((leg, i) => {
     const lists = perLeg[i]!;
     const list = leg.kind === 'semantic' ? sortRanked(lists[0]!) : addedPerChunk(lists).slice(0, depth);
-    return { candidates: list.map(({ row, score }) => ({ chunkId: String(row.chunk_id), score, item: row })), weight: leg.weight, value: scale(leg, legs.length, list), cut: list.length >= depth };
+    return { candidates: list.map(({ row, key, score }) => ({ chunkKey: key, score, item: row })), weight: leg.weight, value: scale(leg, legs.length, list), cut: list.length >= depth };
   });
 }
 
@@ -99,17 +115,18 @@ function scale(leg: Leg, legs: number, list: Ranked[]): (score: number) => numbe
 }
 
 /** One list: the `depth` nearest chunks by cosine similarity. */
-async function semantic({ table, dimensions, ivfProbes }: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
+async function semantic({ table, dimensions, ivfProbes, entityKey }: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
   const vector = query.vector;
   if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
   if (vector.length !== dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${dimensions}`);
-  let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...CANDIDATE_COLUMNS, '_distance']).withRowId().limit(depth);
+  const { columns, chunkKey } = entityKey ? KEYED : BY_CHUNK_ID;
+  let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...columns, '_distance']).withRowId().limit(depth);
   // A filter makes the search exact: the IVF index probes only some partitions, and a selective
   // filter's few matches may all lie outside them. The filter itself narrows the scan.
   if (where !== null) search = search.where(where).bypassVectorIndex();
   const rows = await queryRows(search);
   // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
-  return [rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) }))];
+  return [rows.map((row) => ({ row, key: chunkKey(row), score: finiteOr(1 - Number(row._distance), -1) }))];
 }
 
 /**
@@ -121,11 +138,12 @@ async function keyword(context: RankingContext, query: VectorQuery, where: strin
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
   await context.ensureFullText();
+  const { columns, chunkKey } = context.entityKey ? KEYED : BY_CHUNK_ID;
   return Promise.all(
     FTS_COLUMNS.map(async (column) => {
-      let search = context.table.query().fullTextSearch(text, { columns: column }).select([...CANDIDATE_COLUMNS, '_score']).withRowId().limit(depth);
+      let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
       if (where !== null) search = search.where(where);
-      return (await queryRows(search)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
+      return (await queryRows(search)).map((row) => ({ row, key: chunkKey(row), score: finiteOr(Number(row._score), 0) }));
     }),
   );
 }
@@ -139,16 +157,16 @@ async function keyword(context: RankingContext, query: VectorQuery, where: strin
 function addedPerChunk(lists: Ranked[][]): Ranked[] {
   const byChunk = new Map<string, Ranked>();
   for (const list of lists) {
-    for (const { row, score } of list) {
-      const seen = byChunk.get(String(row.chunk_id));
+    for (const { row, key, score } of list) {
+      const seen = byChunk.get(key);
       if (seen) seen.score += score;
-      else byChunk.set(String(row.chunk_id), { row, score });
+      else byChunk.set(key, { row, key, score });
     }
   }
   return sortRanked([...byChunk.values()]);
 }
 
-/** Best first; equal scores in chunk id order, so pages are deterministic. */
+/** Best first; equal scores in chunk key order, so pages are deterministic. */
 function sortRanked(list: Ranked[]): Ranked[] {
-  return list.sort((a, b) => b.score - a.score || compare(String(a.row.chunk_id), String(b.row.chunk_id)));
+  return list.sort((a, b) => b.score - a.score || compare(a.key, b.key));
 }

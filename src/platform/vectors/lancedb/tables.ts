@@ -1,7 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
-import { FixedSizeList } from 'apache-arrow';
+import { FixedSizeList, type Schema } from 'apache-arrow';
 import { ValidationError } from '../../../shared/errors.js';
-import { chunkSchema } from './arrow.js';
+import { chunkSchema, ENTITY_KEY_COLUMN } from './arrow.js';
 
 /**
  * The chunk tables of one LanceDB connection, one per collection (`chunks_<collection id without
@@ -11,6 +11,8 @@ import { chunkSchema } from './arrow.js';
 export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** The columns each open table has: chunkSchema's, without ENTITY_KEY_COLUMN for a table made before it. */
+  private readonly schemas = new WeakMap<lancedb.Table, Schema>();
   private closed = false;
 
   constructor(
@@ -55,6 +57,16 @@ export class LanceDbTables {
   create(collectionId: string): Promise<lancedb.Table> {
     const name = LanceDbTables.tableName(collectionId);
     return this.remember(collectionId, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
+  }
+
+  /** The columns of a table this returned (what its writes carry and its reads may select). */
+  schemaOf(table: lancedb.Table): Schema {
+    return this.schemas.get(table) ?? chunkSchema(this.dimensions);
+  }
+
+  /** Whether a table this returned has ENTITY_KEY_COLUMN (tables made before it do not, until they are made again). */
+  hasEntityKey(table: lancedb.Table): boolean {
+    return this.schemaOf(table).fields.some((field) => field.name === ENTITY_KEY_COLUMN);
   }
 
   /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
@@ -103,11 +115,15 @@ export class LanceDbTables {
         );
       }
       const names = new Set(schema.fields.map((field) => field.name));
-      const missing = chunkSchema(this.dimensions).fields.map((field) => field.name).filter((name) => !names.has(name));
+      // A table made before ENTITY_KEY_COLUMN existed is read and written without it (its searches
+      // read chunk ids instead, slower); a resync from scratch makes it again with the column.
+      const shape = chunkSchema(this.dimensions, names.has(ENTITY_KEY_COLUMN));
+      const missing = shape.fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
       }
+      this.schemas.set(table, shape);
       return table;
     });
     this.handles.set(collectionId, checked);

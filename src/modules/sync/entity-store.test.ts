@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { startTestServer, type Deployment, type TestServer } from '../../../test/support/harness.js';
+import { api } from '../../../test/support/sync-helpers.js';
+import type { EntityRow, EntityStore } from './entity-store.js';
+
+/** Values an array literal must quote: commas, braces, quotes, backslashes, `NULL` as a word, blanks, non-ASCII. */
+const AWKWARD = ['a,b', '{braced}', 'say "hi"', 'back\\slash', 'NULL', ' padded ', '', 'naïve — 東京 🐋', "it's"];
+
+function row(entityId: string, overrides: Partial<EntityRow> = {}): EntityRow {
+  return {
+    entityId,
+    entityType: 'note',
+    name: `name of ${entityId}`,
+    contentHash: `hash-${entityId}`,
+    chunkCount: 2,
+    breadcrumbs: [{ entityId: 'space-1', name: 'Space "one", {root}', entityType: 'space' }],
+    fields: { text: entityId, list: [1, 'two', null], nested: { deep: '\\' } },
+    sourceCreatedAt: new Date('2024-02-29T23:59:58.123Z'),
+    sourceUpdatedAt: null,
+    ...overrides,
+  };
+}
+
+describe.each<Deployment>(['embedded', 'servers'])('the entity table written in bulk (%s deployment)', (deployment) => {
+  let server: TestServer;
+  let store: EntityStore;
+  let connectionId: string;
+  let collectionId: string;
+  const jobId = '00000000-0000-4000-8000-0000000000aa';
+
+  const stored = async () =>
+    server.running.core.database.orm.em
+      .getConnection()
+      .execute<{ entity_id: string; name: string; content_hash: string; chunk_count: number; breadcrumbs: unknown; fields: unknown; source_created_at: Date | null; source_updated_at: Date | null }[]>(
+        'select entity_id, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at from entities where source_connection_id = ? order by entity_id',
+        [connectionId],
+      );
+
+  beforeAll(async () => {
+    server = await startTestServer({ deployment });
+    const call = api(server.url, server.apiKey);
+    collectionId = (await call('POST', '/collections', { name: 'Entity table', readable_id: 'entity-table' })).body.id;
+    connectionId = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'entity-table', name: 'Notes' })).body.id;
+    store = server.running.core.entityStore;
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('ids, names and JSON with characters an array literal quotes are stored as given, and read back by id', async () => {
+    const rows = AWKWARD.map((id, i) => row(id, { name: AWKWARD[(i + 1) % AWKWARD.length]!, fields: i % 2 ? null : { value: id, list: [id] } }));
+    await store.upsert(connectionId, collectionId, jobId, rows);
+
+    const byId = new Map((await stored()).map((r) => [r.entity_id, r]));
+    expect([...byId.keys()].sort()).toEqual([...AWKWARD].sort());
+    for (const [i, id] of AWKWARD.entries()) {
+      expect(byId.get(id)).toMatchObject({
+        name: AWKWARD[(i + 1) % AWKWARD.length],
+        content_hash: `hash-${id}`,
+        chunk_count: 2,
+        breadcrumbs: [{ entityId: 'space-1', name: 'Space "one", {root}', entityType: 'space' }],
+        fields: i % 2 ? null : { value: id, list: [id] },
+        source_updated_at: null,
+      });
+      expect(new Date(byId.get(id)!.source_created_at!).toISOString()).toBe('2024-02-29T23:59:58.123Z');
+    }
+    expect(await store.hashes(connectionId, [...AWKWARD, 'not stored'])).toEqual(new Map(AWKWARD.map((id) => [id, `hash-${id}`])));
+    expect(await store.count(connectionId)).toBe(AWKWARD.length);
+    expect((await store.stats([connectionId])).get(connectionId)?.total).toBe(AWKWARD.length);
+  });
+
+  test('a second write of an id updates its row; deletes count only the rows they remove', async () => {
+    await store.upsert(connectionId, collectionId, jobId, [row('a,b', { contentHash: 'changed', chunkCount: 5, breadcrumbs: [] }), row('new one')]);
+    const byId = new Map((await stored()).map((r) => [r.entity_id, r]));
+    expect(byId.get('a,b')).toMatchObject({ content_hash: 'changed', chunk_count: 5, breadcrumbs: [] });
+    expect(byId.size).toBe(AWKWARD.length + 1);
+
+    expect(await store.delete(connectionId, ['{braced}', 'NULL', 'never stored'])).toBe(2);
+    expect((await store.allIds(connectionId)).sort()).toEqual([...AWKWARD, 'new one'].filter((id) => id !== '{braced}' && id !== 'NULL').sort());
+  });
+});

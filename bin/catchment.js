@@ -7,15 +7,21 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildIsCurrent } from './build-inputs.js';
 
 /**
- * glibc's malloc gives threads that allocate at once arenas of their own (up to 8 per core) and hands
- * little of them back: with LanceDB's tokio threads, PGlite's and the embedder's, resident memory grew
- * without end over a long sync. Two arenas keep it flat at the same speed (README, Memory). glibc reads
- * the variable when the process starts, so unless the operator set it the process replaces itself
- * (execve: same pid, same arguments) with it set. Other C libraries ignore it.
+ * glibc malloc settings the service runs with, each unless the operator set it. glibc reads them when
+ * the process starts, so when one is missing the process replaces itself (execve: same pid, same
+ * arguments) with it set. Other C libraries ignore them.
+ * - MALLOC_ARENA_MAX: glibc gives threads that allocate at once arenas of their own (up to 8 per core)
+ *   and hands little of them back: with LanceDB's tokio threads, PGlite's and the embedder's, resident
+ *   memory grew without end over a long sync. Two arenas keep it flat at the same speed (README, Memory).
+ * - MALLOC_MMAP_THRESHOLD_: blocks from 128 KiB up get pages of their own, returned when freed. glibc's
+ *   default raises this threshold (to 32 MiB) once such a block is freed, so PGlite's start and V8's
+ *   compiling of it left ~100 MiB of freed blocks inside the main heap, which it cannot hand back:
+ *   an idle server 288-313 MiB against 382-430 MiB (bench:memory).
  */
-const MALLOC_ARENAS = '2';
-if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, MALLOC_ARENA_MAX: MALLOC_ARENAS });
+const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
+if (process.platform === 'linux' && mallocUnset.length > 0 && typeof process.execve === 'function') {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(mallocUnset) });
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));

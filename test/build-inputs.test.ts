@@ -66,10 +66,10 @@ describe('the compiled build (bin/build-inputs.js)', () => {
 });
 
 describe('bin/catchment.js', () => {
-  test('restarts itself in place (same pid, same Node options) with two malloc arenas, unless the environment sets them', async () => {
-    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null }))`;
+  test('restarts itself in place (same pid, same Node options) with its malloc settings, each unless the environment sets it', async () => {
+    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null }))`;
     const run = (env: Record<string, string>) =>
-      new Promise<{ pid: number; arenas: string | null }[]>((resolve, reject) => {
+      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null }[]>((resolve, reject) => {
         const child = spawn(process.execPath, ['--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
         let stdout = '';
         child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -78,8 +78,10 @@ describe('bin/catchment.js', () => {
       });
     const [first, second, ...more] = await run({});
     expect(more).toEqual([]);
-    expect(first).toEqual({ pid: expect.any(Number), arenas: null });
-    expect(second).toEqual({ pid: first!.pid, arenas: '2' });
-    expect(await run({ MALLOC_ARENA_MAX: '4' })).toEqual([{ pid: expect.any(Number), arenas: '4' }]);
+    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null });
+    expect(second).toEqual({ pid: first!.pid, arenas: '2', mmapThreshold: '131072' });
+    const [kept, completed] = await run({ MALLOC_ARENA_MAX: '4' });
+    expect(completed).toEqual({ pid: kept!.pid, arenas: '4', mmapThreshold: '131072' });
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual([{ pid: expect.any(Number), arenas: '4', mmapThreshold: '65536' }]);
   });
 });

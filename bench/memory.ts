@@ -212,6 +212,7 @@ try {
       }
     })();
     const finished = await waitForJob(call, created.id, job.id, ['COMPLETED', 'FAILED'], 12 * 3_600_000);
+    if (finished.status === 'FAILED') console.log(`the sync failed: ${finished.error}`);
     syncing = false;
     await Promise.all([sampling, searching]);
     const seconds = (performance.now() - started) / 1000;

@@ -28,8 +28,18 @@ export interface EntityRow {
 export class EntityStore {
   constructor(private readonly orm: Orm) {}
 
+  /**
+   * In a transaction of its own: PGlite's wire server runs every connection's messages on one session,
+   * and a bound statement is several messages (parse, bind, execute); another connection's query between
+   * them would drop the statement. PGlite serves only the connection in a transaction until it ends.
+   */
   private async query<T>(sql: string, parameters: unknown[]): Promise<{ rows: T[]; affected: number }> {
-    const result = await this.orm.em.getConnection().getClient().executeQuery<T>(CompiledQuery.raw(sql, parameters));
+    const query = CompiledQuery.raw(sql, parameters);
+    const result = await this.orm.em
+      .getConnection()
+      .getClient()
+      .transaction()
+      .execute((transaction) => transaction.executeQuery<T>(query));
     return { rows: result.rows, affected: Number(result.numAffectedRows ?? 0) };
   }
 

@@ -142,6 +142,8 @@ describe('LanceDbVectorIndex', () => {
         // Writes to the old table carry its own columns; it still lacks the new one, and the new one has it.
         await opened.add(legacyId, [chunk(100, { text: 'late okapi' })]);
         expect((await opened.search(legacyId, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-100']);
+        expect((await opened.stats(legacyId))!.entityKey).toBe(false);
+        expect((await opened.stats(currentId))!.entityKey).toBe(true);
         const reopened = await lancedb.connect(dir);
         const columns = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.map((field) => field.name);
         expect(await columns(legacyId)).not.toContain(ENTITY_KEY_COLUMN);

@@ -106,11 +106,15 @@ export class LanceDbVectorIndex implements VectorIndex {
     await this.tables.close();
   }
 
-  /** Fragment, version and index statistics of a collection's table (null when it has none); for operations and tests. */
-  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[] }) | null> {
+  /**
+   * Fragment, version and index statistics of a collection's table (null when it has none), and
+   * whether it has the entity key column (tables made before it are searched by chunk id, slower); for
+   * operations, benchmarks and tests.
+   */
+  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; entityKey: boolean }) | null> {
     const table = await this.tables.existing(collectionId);
     if (!table) return null;
-    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices() };
+    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), entityKey: this.tables.hasEntityKey(table) };
   }
 
   /** Bytes LanceDB's caches (index data, file metadata) hold now: at most what the options allow. */

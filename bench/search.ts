@@ -260,7 +260,7 @@ try {
   const rawP50 = percentile(rawSingle, 50);
   const throughput = concurrent.latencies.length / concurrent.seconds;
   const check = (ok: boolean) => (ok ? 'ok' : 'MISSED');
-  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && !stats.entityKey ? ', a table made before the entity key column: searched by chunk id, slower (--rebuild)' : ''}), ${queries.length} queries; measured in ${elapsed(t0)}`);
+  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && !stats.currentLayout ? ', a table of the layout before the entity key and details columns: slower (--rebuild)' : ''}), ${queries.length} queries; measured in ${elapsed(t0)}`);
   console.log(`REST, 1 client:          ${summary(single)}`);
   console.log(`REST, ${clients} clients:         ${throughput.toFixed(1)} req/s  ${summary(concurrent.latencies)}`);
   console.log(`raw index, 1 client:     ${summary(rawSingle)}   (query embedding p50 ${ms(percentile(embedding.latencies, 50))}, not in raw)`);

@@ -14,20 +14,27 @@ import {
   makeVector,
 } from 'apache-arrow';
 import type { ChunkRecord } from '../vector-index.js';
+import { chunkDetailsJson, epochMillis } from './chunk-details.js';
 import { entityKeyOf } from './entity-key.js';
 
 /** Arrow for the LanceDB chunk table: its schema, and chunk records as columns. */
 
 const UTC = 'UTC';
 
-/** The column tables made by an older version lack (see LanceDbTables): they are still read and written without it. */
+/**
+ * The columns of the current layout that tables made by an older version lack (see LanceDbTables):
+ * those are still read and written in their own layout, with a column per display field instead.
+ */
 export const ENTITY_KEY_COLUMN = 'entity_key';
+export const DETAILS_COLUMN = 'details';
 
 /**
  * The chunk table's columns (integer and timestamp types explicit: LanceDB would infer others from
- * values); without ENTITY_KEY_COLUMN for a table made before it.
+ * values). The current layout (`current`) has ENTITY_KEY_COLUMN and keeps what only results show in
+ * DETAILS_COLUMN (chunkDetailsJson); filtered fields keep columns of their own. A table made before
+ * it has neither, and a column per display field.
  */
-export function chunkSchema(dimensions: number, entityKey = true): Schema {
+export function chunkSchema(dimensions: number, current = true): Schema {
   const text = (name: string, nullable = false) => new Field(name, new Utf8(), nullable);
   const texts = (name: string) => new Field(name, new List(new Field('item', new Utf8(), true)), false);
   const time = (name: string) => new Field(name, new TimestampMillisecond(UTC), true);
@@ -36,65 +43,63 @@ export function chunkSchema(dimensions: number, entityKey = true): Schema {
     text('source_connection_id'),
     text('entity_id'),
     new Field('chunk_index', new Int32(), false),
-    ...(entityKey ? [new Field(ENTITY_KEY_COLUMN, new Int64(), false)] : []),
+    ...(current ? [new Field(ENTITY_KEY_COLUMN, new Int64(), false)] : []),
     text('name'),
     text('text'),
     new Field('vector', new FixedSizeList(dimensions, new Field('item', new Float32(), true)), false),
     text('entity_type'),
     text('source_name'),
-    text('breadcrumbs'),
+    ...(current ? [] : [text('breadcrumbs')]),
     texts('breadcrumb_entity_ids'),
     texts('breadcrumb_names'),
     texts('breadcrumb_entity_types'),
     time('created_at'),
     time('updated_at'),
-    text('web_url'),
-    text('url', true),
+    ...(current ? [] : [text('web_url'), text('url', true)]),
     text('sync_id'),
     text('sync_job_id'),
-    text('raw_source_fields'),
-    text('access'),
+    ...(current ? [text(DETAILS_COLUMN)] : [text('raw_source_fields'), text('access')]),
   ]);
 }
 
-/** Builds the Arrow columns of chunks directly (no row objects, no type inference), for a table of `schema`. */
+/** Builds the Arrow columns of chunks directly (no row objects, no type inference), for a table of `schema` (either layout). */
 export function chunksToArrow(chunks: ChunkRecord[], schema: Schema): ArrowTable {
   const dimensions = (schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>).listSize;
   const column = (pick: (chunk: ChunkRecord) => string | null) => utf8Data(chunks.map(pick));
   const vectors = new Float32Array(chunks.length * dimensions);
   chunks.forEach((chunk, i) => vectors.set(chunk.vector, i * dimensions));
-  const data: Partial<Record<string, Data>> = {
-    chunk_id: column((c) => c.chunkId),
-    source_connection_id: column((c) => c.sourceConnectionId),
-    entity_id: column((c) => c.entityId),
-    chunk_index: makeData({ type: new Int32(), length: chunks.length, nullCount: 0, data: Int32Array.from(chunks, (c) => c.chunkIndex) }),
-    name: column((c) => c.name),
-    text: column((c) => c.text),
-    vector: makeData({
+  // Built per column of the schema: a table of either layout takes only its own columns.
+  const columns: Partial<Record<string, () => Data>> = {
+    chunk_id: () => column((c) => c.chunkId),
+    source_connection_id: () => column((c) => c.sourceConnectionId),
+    entity_id: () => column((c) => c.entityId),
+    chunk_index: () => makeData({ type: new Int32(), length: chunks.length, nullCount: 0, data: Int32Array.from(chunks, (c) => c.chunkIndex) }),
+    name: () => column((c) => c.name),
+    text: () => column((c) => c.text),
+    vector: () => makeData({
       type: schema.fields.find((field) => field.name === 'vector')!.type as FixedSizeList<Float32>,
       length: chunks.length,
       nullCount: 0,
       child: makeData({ type: new Float32(), length: vectors.length, nullCount: 0, data: vectors }),
     }),
-    entity_type: column((c) => c.entityType),
-    source_name: column((c) => c.sourceName),
-    breadcrumbs: column((c) => JSON.stringify(c.breadcrumbs)),
-    breadcrumb_entity_ids: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_id))),
-    breadcrumb_names: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.name))),
-    breadcrumb_entity_types: listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_type))),
-    created_at: timestampData(chunks.map((c) => c.createdAt)),
-    updated_at: timestampData(chunks.map((c) => c.updatedAt)),
-    web_url: column((c) => c.webUrl),
-    url: column((c) => c.url),
-    sync_id: column((c) => c.syncId),
-    sync_job_id: column((c) => c.syncJobId),
-    raw_source_fields: column((c) => JSON.stringify(c.rawSourceFields ?? {})),
-    access: column((c) => JSON.stringify(c.access)),
+    entity_type: () => column((c) => c.entityType),
+    source_name: () => column((c) => c.sourceName),
+    breadcrumbs: () => column((c) => JSON.stringify(c.breadcrumbs)),
+    breadcrumb_entity_ids: () => listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_id))),
+    breadcrumb_names: () => listData(chunks.map((c) => c.breadcrumbs.map((b) => b.name))),
+    breadcrumb_entity_types: () => listData(chunks.map((c) => c.breadcrumbs.map((b) => b.entity_type))),
+    created_at: () => timestampData(chunks.map((c) => c.createdAt)),
+    updated_at: () => timestampData(chunks.map((c) => c.updatedAt)),
+    web_url: () => column((c) => c.webUrl),
+    url: () => column((c) => c.url),
+    sync_id: () => column((c) => c.syncId),
+    sync_job_id: () => column((c) => c.syncJobId),
+    raw_source_fields: () => column((c) => JSON.stringify(c.rawSourceFields ?? {})),
+    access: () => column((c) => JSON.stringify(c.access)),
+    [DETAILS_COLUMN]: () => column(chunkDetailsJson),
+    [ENTITY_KEY_COLUMN]: () => makeData({ type: new Int64(), length: chunks.length, nullCount: 0, data: BigInt64Array.from(chunks, (c) => entityKeyOf(c.sourceConnectionId, c.entityId)) }),
   };
-  if (schema.fields.some((field) => field.name === ENTITY_KEY_COLUMN)) {
-    data[ENTITY_KEY_COLUMN] = makeData({ type: new Int64(), length: chunks.length, nullCount: 0, data: BigInt64Array.from(chunks, (c) => entityKeyOf(c.sourceConnectionId, c.entityId)) });
-  }
-  return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(data[field.name]!)])));
+  return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(columns[field.name]!())])));
 }
 
 function utf8Data(values: readonly (string | null)[]): Data<Utf8> {
@@ -136,7 +141,7 @@ function listData(values: readonly string[][]): Data<List<Utf8>> {
 }
 
 function timestampData(values: readonly (Date | null)[]): Data<TimestampMillisecond> {
-  const millis = values.map((date) => (date instanceof Date && Number.isFinite(date.getTime()) ? date.getTime() : null));
+  const millis = values.map(epochMillis);
   const nulls = millis.filter((value) => value === null).length;
   return makeData({
     type: new TimestampMillisecond(UTC),

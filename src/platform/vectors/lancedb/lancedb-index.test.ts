@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
-import { chunkSchema, chunksToArrow, ENTITY_KEY_COLUMN } from './arrow.js';
+import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN } from './arrow.js';
 import { entityKeyOf } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
@@ -99,7 +99,7 @@ describe('LanceDbVectorIndex', () => {
     expect(keys.size).toBe(20_000);
   });
 
-  test('a table made before the entity key column opens, ranks as a new table does, and takes writes without the column', async () => {
+  test('a table of the layout before the entity key and details columns opens, ranks and reads back as a new table does, and takes writes in its own columns', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-legacy-'));
     const [legacyId, currentId] = [randomUUID(), randomUUID()];
     // Several chunks per entity, containers, one entity id in two connections: what rankings group.
@@ -110,6 +110,12 @@ describe('LanceDbVectorIndex', () => {
         sourceConnectionId: i % 20 === 3 && i >= 40 ? 'conn-2' : 'conn-1',
         entityType: i % 9 === 0 ? 'folder' : 'Page',
         text: `${['aardvark', 'badger', 'capybara'][i % 3]} notes ${['river', 'forest'][i % 2]} ${i}`,
+        // Display fields of every shape, which the two layouts store differently.
+        breadcrumbs: i % 4 === 1 ? [{ entity_id: 'folder-1', name: 'Folder "one"', entity_type: 'folder' }] : [],
+        updatedAt: i % 2 === 0 ? new Date(Date.UTC(2024, 5, 1, 12, 0, i)) : null,
+        url: i % 5 === 2 ? `https://files.test/${i}?a=1&b=é` : null,
+        rawSourceFields: i % 3 === 0 ? { nested: { list: [1, 'two', null] }, quote: 'it\'s "x"' } : {},
+        access: i % 6 === 0 ? { viewers: ['user-1', 'group:2'], isPublic: false } : { viewers: null, isPublic: i % 2 === 1 ? true : null },
       }),
     );
     try {
@@ -139,15 +145,22 @@ describe('LanceDbVectorIndex', () => {
           expect(legacy.length).toBeGreaterThan(query.strategy === 'keyword' ? 10 : 20);
           expect(documentsByScore(current)).toEqual(documentsByScore(legacy));
         }
+        // Every field reads back the same from either layout (the current one's details column, the old one's columns).
+        const listed = await opened.list(currentId, [], 100);
+        expect(listed).toHaveLength(60);
+        expect(await opened.list(legacyId, [], 100)).toEqual(listed);
         // Writes to the old table carry its own columns; it still lacks the new one, and the new one has it.
         await opened.add(legacyId, [chunk(100, { text: 'late okapi' })]);
         expect((await opened.search(legacyId, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-100']);
-        expect((await opened.stats(legacyId))!.entityKey).toBe(false);
-        expect((await opened.stats(currentId))!.entityKey).toBe(true);
+        expect((await opened.stats(legacyId))!.currentLayout).toBe(false);
+        expect((await opened.stats(currentId))!.currentLayout).toBe(true);
         const reopened = await lancedb.connect(dir);
         const columns = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.map((field) => field.name);
-        expect(await columns(legacyId)).not.toContain(ENTITY_KEY_COLUMN);
-        expect(await columns(currentId)).toContain(ENTITY_KEY_COLUMN);
+        expect(await columns(legacyId)).toEqual(expect.arrayContaining(['breadcrumbs', 'web_url', 'url', 'raw_source_fields', 'access']));
+        expect(await columns(legacyId)).not.toEqual(expect.arrayContaining([ENTITY_KEY_COLUMN]));
+        expect(await columns(legacyId)).not.toEqual(expect.arrayContaining([DETAILS_COLUMN]));
+        expect(await columns(currentId)).toEqual(expect.arrayContaining([ENTITY_KEY_COLUMN, DETAILS_COLUMN]));
+        expect(await columns(currentId)).not.toEqual(expect.arrayContaining(['access']));
         reopened.close();
       } finally {
         await opened.close();

@@ -6,7 +6,7 @@ import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js'
 import { literal, whereClause } from './filters.js';
 import { IVF_PARTITIONS, TableMaintenance } from './maintenance.js';
 import { chunkRankings, IVF_PROBES } from './rankings.js';
-import { pageRows, queryRows, RESULT_COLUMNS, type Row, toChunk } from './rows.js';
+import { DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
 export type { LanceDbVectorIndexOptions } from './connection.js';
@@ -108,18 +108,22 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   /**
    * Fragment, version and index statistics of a collection's table (null when it has none), and
-   * whether it has the entity key column (tables made before it are searched by chunk id, slower); for
-   * operations, benchmarks and tests.
+   * whether it has the current layout (tables made before it are searched by chunk id and read a
+   * column per field, slower); for operations, benchmarks and tests.
    */
-  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; entityKey: boolean }) | null> {
+  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; currentLayout: boolean }) | null> {
     const table = await this.tables.existing(collectionId);
     if (!table) return null;
-    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), entityKey: this.tables.hasEntityKey(table) };
+    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), currentLayout: this.tables.isCurrentLayout(table) };
   }
 
   /** Bytes LanceDB's caches (index data, file metadata) hold now: at most what the options allow. */
   cacheBytes(): number {
     return Number(this.session.sizeBytes());
+  }
+
+  private resultColumns(table: lancedb.Table): ResultColumns {
+    return this.tables.isCurrentLayout(table) ? DETAILS_RESULT : LEGACY_RESULT;
   }
 
   private async create(collectionId: string): Promise<lancedb.Table> {
@@ -147,20 +151,21 @@ export class LanceDbVectorIndex implements VectorIndex {
         dimensions: this.dimensions,
         ivfProbes: this.ivfProbes,
         ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
-        entityKey: this.tables.hasEntityKey(table),
+        entityKey: this.tables.isCurrentLayout(table),
       };
+      const result = this.resultColumns(table);
       for (let attempt = 1; ; attempt++) {
         const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
         const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
         const rowIdOf = ({ best }: (typeof page)[number]) => best.item._rowid as bigint;
-        const rows = await pageRows(table, page.map(rowIdOf));
+        const rows = await pageRows(table, result, page.map(rowIdOf));
         // Row ids a compaction (another process) retired between the ranking and the page read read
         // nothing: the search runs again once, on the new version. A row deleted meanwhile (a
         // concurrent sync) is left out.
         if (rows.size < page.length && attempt === 1) continue;
         return page.flatMap((ranked) => {
           const full = rows.get(rowIdOf(ranked));
-          return full ? [{ chunk: toChunk(full), score: ranked.score }] : [];
+          return full ? [{ chunk: result.toChunk(full), score: ranked.score }] : [];
         });
       }
     });
@@ -168,12 +173,13 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {
     const where = whereClause(filter);
-    const rows = await this.tables.read(collectionId, [] as Row[], async (table) => {
-      let query = table.query().select([...RESULT_COLUMNS]).limit(Math.max(0, Math.floor(limit)));
+    const chunks = await this.tables.read(collectionId, [] as Omit<ChunkRecord, 'vector'>[], async (table) => {
+      const result = this.resultColumns(table);
+      let query = table.query().select([...result.columns]).limit(Math.max(0, Math.floor(limit)));
       if (where !== null) query = query.where(where);
-      return queryRows(query);
+      return (await queryRows(query)).map(result.toChunk);
     });
-    return rows.map(toChunk).sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
+    return chunks.sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
   }
 }
 

@@ -1,6 +1,8 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { DataType, Precision, type Table as ArrowTable, type Vector as ArrowVector } from 'apache-arrow';
 import { entityOfChunkId, type ScoredChunk } from '../vector-index.js';
+import { DETAILS_COLUMN } from './arrow.js';
+import { chunkOfDetails } from './chunk-details.js';
 
 /** A row of a query's result: the columns it selected (and `_rowid`, `_distance`, `_score` when asked). */
 export type Row = Record<string, unknown>;
@@ -48,44 +50,61 @@ function columnValues(column: ArrowVector): ArrayLike<unknown> | null {
   return values;
 }
 
-/**
- * Columns read for the chunks searches and listings return: everything but the vector, and but the
- * entity id and chunk index, which the chunk id holds (`entityOfChunkId`). Each column costs a take
- * about 0.15 ms (10 rows at 100,000: 17 columns 4.2–5.1 ms of CPU, these 15 3.9–4.8 ms).
- */
-export const RESULT_COLUMNS = [
-  'chunk_id',
-  'source_connection_id',
-  'name',
-  'text',
-  'entity_type',
-  'source_name',
-  'breadcrumbs',
-  'created_at',
-  'updated_at',
-  'web_url',
-  'url',
-  'sync_id',
-  'sync_job_id',
-  'raw_source_fields',
-  'access',
-];
+/** What a table's results read, and how a row of those columns is the chunk it stores. */
+export interface ResultColumns {
+  columns: readonly string[];
+  toChunk: (row: Row) => ScoredChunk['chunk'];
+}
 
 /**
- * Every result column of a page's chunks, by row id. Read by row id (a direct take; a predicate on
+ * The current layout: name, text and DETAILS_COLUMN (the rest of the chunk, as JSON). A take of 10
+ * rows by row id at 100,000 chunks costs about 0.25 ms per column read.
+ */
+export const DETAILS_RESULT: ResultColumns = {
+  columns: ['name', 'text', DETAILS_COLUMN],
+  toChunk: (row) => chunkOfDetails(String(row.name), String(row.text), String(row[DETAILS_COLUMN])),
+};
+
+/**
+ * Tables made before the current layout: everything but the vector, the list columns filters read,
+ * and the entity id and chunk index, which the chunk id holds (`entityOfChunkId`).
+ */
+export const LEGACY_RESULT: ResultColumns = {
+  columns: [
+    'chunk_id',
+    'source_connection_id',
+    'name',
+    'text',
+    'entity_type',
+    'source_name',
+    'breadcrumbs',
+    'created_at',
+    'updated_at',
+    'web_url',
+    'url',
+    'sync_id',
+    'sync_job_id',
+    'raw_source_fields',
+    'access',
+  ],
+  toChunk: legacyChunk,
+};
+
+/**
+ * The result columns of a page's chunks, by row id. Read by row id (a direct take; a predicate on
  * another column scans it: `chunk_id IN (…)` 9 ms against 1.4 ms at 100,000 rows; `takeRowIds` is a
  * little cheaper than a `_rowid IN (…)` predicate). Row ids address the version the ranking read: a
  * compaction by another process in between retires them, and a retired row id reads nothing (it never
  * names another row), so the map may lack some.
  */
-export async function pageRows(table: lancedb.Table, rowIds: readonly bigint[]): Promise<Map<bigint, Row>> {
+export async function pageRows(table: lancedb.Table, result: ResultColumns, rowIds: readonly bigint[]): Promise<Map<bigint, Row>> {
   if (rowIds.length === 0) return new Map();
-  const taken = await queryRows(table.takeRowIds([...rowIds]).select([...RESULT_COLUMNS]).withRowId());
+  const taken = await queryRows(table.takeRowIds([...rowIds]).select([...result.columns]).withRowId());
   return new Map(taken.map((row) => [row._rowid as bigint, row]));
 }
 
-/** A row of RESULT_COLUMNS as the chunk it stores. */
-export function toChunk(row: Row): ScoredChunk['chunk'] {
+/** A row of LEGACY_RESULT's columns as the chunk it stores. */
+function legacyChunk(row: Row): ScoredChunk['chunk'] {
   const date = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)));
   const chunkId = String(row.chunk_id);
   const sourceConnectionId = String(row.source_connection_id);

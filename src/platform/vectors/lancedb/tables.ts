@@ -11,7 +11,7 @@ import { chunkSchema, ENTITY_KEY_COLUMN } from './arrow.js';
 export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** The columns each open table has: chunkSchema's, without ENTITY_KEY_COLUMN for a table made before it. */
+  /** The columns each open table has: chunkSchema's of its layout (current, or a table made before it). */
   private readonly schemas = new WeakMap<lancedb.Table, Schema>();
   private closed = false;
 
@@ -64,8 +64,11 @@ export class LanceDbTables {
     return this.schemas.get(table) ?? chunkSchema(this.dimensions);
   }
 
-  /** Whether a table this returned has ENTITY_KEY_COLUMN (tables made before it do not, until they are made again). */
-  hasEntityKey(table: lancedb.Table): boolean {
+  /**
+   * Whether a table this returned has the current layout (ENTITY_KEY_COLUMN and DETAILS_COLUMN);
+   * tables made before it do not, until they are made again.
+   */
+  isCurrentLayout(table: lancedb.Table): boolean {
     return this.schemaOf(table).fields.some((field) => field.name === ENTITY_KEY_COLUMN);
   }
 
@@ -115,8 +118,9 @@ export class LanceDbTables {
         );
       }
       const names = new Set(schema.fields.map((field) => field.name));
-      // A table made before ENTITY_KEY_COLUMN existed is read and written without it (its searches
-      // read chunk ids instead, slower); a resync from scratch makes it again with the column.
+      // A table made before ENTITY_KEY_COLUMN existed is read and written in its own layout (its
+      // searches read chunk ids, its pages a column per field: slower); a resync from scratch makes
+      // it again in the current one.
       const shape = chunkSchema(this.dimensions, names.has(ENTITY_KEY_COLUMN));
       const missing = shape.fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {

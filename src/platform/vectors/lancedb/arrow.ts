@@ -13,6 +13,7 @@ import {
   makeData,
   makeVector,
 } from 'apache-arrow';
+import { isContainerType } from '../document-ranking.js';
 import type { ChunkRecord } from '../vector-index.js';
 import { chunkDetailsJson, epochMillis } from './chunk-details.js';
 import { entityKeyOf } from './entity-key.js';
@@ -97,7 +98,7 @@ export function chunksToArrow(chunks: ChunkRecord[], schema: Schema): ArrowTable
     raw_source_fields: () => column((c) => JSON.stringify(c.rawSourceFields ?? {})),
     access: () => column((c) => JSON.stringify(c.access)),
     [DETAILS_COLUMN]: () => column(chunkDetailsJson),
-    [ENTITY_KEY_COLUMN]: () => makeData({ type: new Int64(), length: chunks.length, nullCount: 0, data: BigInt64Array.from(chunks, (c) => entityKeyOf(c.sourceConnectionId, c.entityId)) }),
+    [ENTITY_KEY_COLUMN]: () => makeData({ type: new Int64(), length: chunks.length, nullCount: 0, data: BigInt64Array.from(chunks, (c) => entityKeyOf(c.sourceConnectionId, c.entityId, isContainerType(c.entityType))) }),
   };
   return new ArrowTable(schema, Object.fromEntries(schema.fields.map((field) => [field.name, makeVector(columns[field.name]!())])));
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN } from './arrow.js';
-import { entityKeyOf } from './entity-key.js';
+import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
 import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-index.js';
@@ -92,11 +92,18 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
-  test('entity keys: one per connection and entity, whatever the chunk; pairs that concatenate alike differ', () => {
-    expect(entityKeyOf('conn-1', 'entity-1')).toBe(entityKeyOf('conn-1', 'entity-1'));
-    expect(entityKeyOf('a', 'bc')).not.toBe(entityKeyOf('ab', 'c'));
-    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => entityKeyOf(`conn-${i % 7}`, `entity-${i}`)));
+  test('entity keys: one per connection and entity, whatever the chunk, its lowest bit telling containers; pairs that concatenate alike differ', () => {
+    expect(entityKeyOf('conn-1', 'entity-1', false)).toBe(entityKeyOf('conn-1', 'entity-1', false));
+    expect(entityKeyOf('a', 'bc', false)).not.toBe(entityKeyOf('ab', 'c', false));
+    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => entityKeyOf(`conn-${i % 7}`, `entity-${i}`, i % 3 === 0)));
     expect(keys.size).toBe(20_000);
+    // The lowest bit tells containers, the rest is the entity's; the flag holds at either sign.
+    for (const [connection, entity] of [['conn-1', 'entity-1'], ['conn-2', 'entity-9'], ['c', 'x:y']] as const) {
+      const [plain, container] = [entityKeyOf(connection, entity, false), entityKeyOf(connection, entity, true)];
+      expect([isContainerKey(plain), isContainerKey(container)]).toEqual([false, true]);
+      expect(container - plain).toBe(1n);
+    }
+    expect(new Set([...keys].map((key) => key < 0n))).toEqual(new Set([true, false]));
   });
 
   test('a table of the layout before the entity key and details columns opens, ranks and reads back as a new table does, and takes writes in its own columns', async () => {
@@ -108,7 +115,7 @@ describe('LanceDbVectorIndex', () => {
         entityId: `entity-${i % 20}`,
         chunkIndex: Math.floor(i / 20),
         sourceConnectionId: i % 20 === 3 && i >= 40 ? 'conn-2' : 'conn-1',
-        entityType: i % 9 === 0 ? 'folder' : 'Page',
+        entityType: (i % 20) % 9 === 0 ? 'folder' : 'Page', // an entity's chunks share its type
         text: `${['aardvark', 'badger', 'capybara'][i % 3]} notes ${['river', 'forest'][i % 2]} ${i}`,
         // Display fields of every shape, which the two layouts store differently.
         breadcrumbs: i % 4 === 1 ? [{ entity_id: 'folder-1', name: 'Folder "one"', entity_type: 'folder' }] : [],

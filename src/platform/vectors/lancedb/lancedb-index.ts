@@ -1,11 +1,11 @@
 import type * as lancedb from '@lancedb/lancedb';
-import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments } from '../document-ranking.js';
+import { candidateDepth, CONTAINER_WEIGHT, rankDocuments } from '../document-ranking.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
 import { chunksToArrow } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
 import { literal, whereClause } from './filters.js';
 import { IVF_PARTITIONS, TableMaintenance } from './maintenance.js';
-import { chunkRankings, IVF_PROBES } from './rankings.js';
+import { candidateColumns, chunkRankings, IVF_PROBES } from './rankings.js';
 import { DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
@@ -154,9 +154,12 @@ export class LanceDbVectorIndex implements VectorIndex {
         entityKey: this.tables.isCurrentLayout(table),
       };
       const result = this.resultColumns(table);
+      const { isContainer } = candidateColumns(context.entityKey);
+      // Containers count at CONTAINER_WEIGHT (see there).
+      const weightOf = (row: Row) => (isContainer(row) ? CONTAINER_WEIGHT : 1);
       for (let attempt = 1; ; attempt++) {
         const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
-        const page = rankDocuments(rankings, containerWeight).slice(offset, documents);
+        const page = rankDocuments(rankings, weightOf).slice(offset, documents);
         const rowIdOf = ({ best }: (typeof page)[number]) => best.item._rowid as bigint;
         const rows = await pageRows(table, result, page.map(rowIdOf));
         // Row ids a compaction (another process) retired between the ranking and the page read read
@@ -181,9 +184,4 @@ export class LanceDbVectorIndex implements VectorIndex {
     });
     return chunks.sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
   }
-}
-
-/** Containers count at CONTAINER_WEIGHT (see there). */
-function containerWeight(row: Row): number {
-  return isContainerType(String(row.entity_type)) ? CONTAINER_WEIGHT : 1;
 }

@@ -1,9 +1,10 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { ValidationError } from '../../../shared/errors.js';
-import type { ChunkRanking } from '../document-ranking.js';
+import { type ChunkRanking, isContainerType } from '../document-ranking.js';
 import { compare, finiteOr } from '../filter-conditions.js';
 import type { VectorQuery } from '../vector-index.js';
 import { ENTITY_KEY_COLUMN } from './arrow.js';
+import { isContainerKey } from './entity-key.js';
 import { FTS_COLUMNS } from './maintenance.js';
 import { queryRows, type Row } from './rows.js';
 
@@ -19,23 +20,40 @@ export const IVF_PROBES = 40;
 
 /**
  * What a ranking reads of its candidates: enough to rank them as documents, each chunk under a key
- * whose part up to its last colon names its entity (see ChunkCandidate), and the entity type, which
- * tells containers. The rest of the row is read afterwards for the page alone: every column read for
+ * whose part up to its last colon names its entity (see ChunkCandidate), and whether its entity is a
+ * container. The rest of the row is read afterwards for the page alone: every column read for
  * hundreds of candidates costs (texts and JSON were most of a hybrid query's time; the connection and
  * entity id columns alone added about 7 ms to the keyword ranking at 100,000 rows).
  */
-interface CandidateColumns {
+export interface CandidateColumns {
   columns: string[];
   chunkKey: (row: Row) => string;
+  isContainer: (row: Row) => boolean;
 }
 
 /**
- * The entity key and chunk index: fixed-width columns. Hybrid at 100,000 chunks, the three candidate
- * searches: 12.7–14.5 ms of CPU against 16.8–17.1 ms reading chunk ids (long strings) instead.
+ * The current layout: the entity key alone (a fixed-width column, which tells containers too), and
+ * the row id (read anyway, for the page) as the chunk's identity: unique per chunk in the version a
+ * search reads. (Should a compaction by another process fall between a query's searches, a chunk
+ * listed by both would count as two chunks of its document: the document's score is the same, only
+ * which of its chunks shows may differ.)
  */
-const KEYED: CandidateColumns = { columns: [ENTITY_KEY_COLUMN, 'chunk_index', 'entity_type'], chunkKey: (row) => `${row[ENTITY_KEY_COLUMN]}:${row.chunk_index}` };
-/** Tables made before the entity key column: the chunk id (`chunkIdOf`), which names its entity. */
-const BY_CHUNK_ID: CandidateColumns = { columns: ['chunk_id', 'entity_type'], chunkKey: (row) => String(row.chunk_id) };
+const KEYED: CandidateColumns = {
+  columns: [ENTITY_KEY_COLUMN],
+  chunkKey: (row) => `${row[ENTITY_KEY_COLUMN]}:${row._rowid}`,
+  isContainer: (row) => isContainerKey(row[ENTITY_KEY_COLUMN] as bigint),
+};
+/** Tables made before the entity key column: the chunk id (`chunkIdOf`), which names its entity, and the entity type. */
+const BY_CHUNK_ID: CandidateColumns = {
+  columns: ['chunk_id', 'entity_type'],
+  chunkKey: (row) => String(row.chunk_id),
+  isContainer: (row) => isContainerType(String(row.entity_type)),
+};
+
+/** What rankings of a table of the current layout (`entityKey`) or of the one before it read of their candidates. */
+export function candidateColumns(entityKey: boolean): CandidateColumns {
+  return entityKey ? KEYED : BY_CHUNK_ID;
+}
 
 /** A candidate: its row (`_rowid` and the candidate columns), its chunk key and its score in its ranking. */
 interface Ranked {
@@ -121,7 +139,7 @@ async function semantic({ table, dimensions, ivfProbes, entityKey }: RankingCont
   const vector = query.vector;
   if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
   if (vector.length !== dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${dimensions}`);
-  const { columns, chunkKey } = entityKey ? KEYED : BY_CHUNK_ID;
+  const { columns, chunkKey } = candidateColumns(entityKey);
   let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...columns, '_distance']).withRowId().limit(depth);
   // A filter makes the search exact: the IVF index probes only some partitions, and a selective
   // filter's few matches may all lie outside them. The filter itself narrows the scan.
@@ -140,7 +158,7 @@ async function keyword(context: RankingContext, query: VectorQuery, where: strin
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
   await context.ensureFullText();
-  const { columns, chunkKey } = context.entityKey ? KEYED : BY_CHUNK_ID;
+  const { columns, chunkKey } = candidateColumns(context.entityKey);
   return Promise.all(
     FTS_COLUMNS.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);

@@ -136,6 +136,7 @@ try {
   const vectors = await server.running.core.vectors();
   const sample = Math.min(count, 20_000);
   t0 = performance.now();
+  const floorCpuAtStart = process.cpuUsage();
   for (let start = 0; start < sample; start += 2000) {
     const entities = Array.from({ length: Math.min(2000, sample - start) }, (_, k) => stubEntity(start + k, config as never));
     const pieces = entities.flatMap((entity) => chunkText(entity.text, entity.language).map((text, index) => ({ entity, text, index })));
@@ -165,6 +166,7 @@ try {
     );
   }
   const floorRate = sample / ((performance.now() - t0) / 1000);
+  const floorCpu = cpuSeconds(floorCpuAtStart);
   await vectors.deleteCollection('bench-floor');
 
   const total = full.entities_inserted;
@@ -173,7 +175,7 @@ try {
   console.log(`\nstub entities: ${count} (${total} with folders), size mix ${values.size}, chunks written ${full.chunks_written}`);
   console.log(`full sync:        ${fullSeconds.toFixed(1)} s  ${fullRate.toFixed(0)} entities/s  (CPU ${fullCpu.toFixed(1)} s, ${((fullCpu / total) * 1e6).toFixed(0)} µs an entity)`);
   if (!values['no-resync']) console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated})`);
-  console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it`);
+  console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it  (floor CPU ${((floorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
   duringSync.sort((a, b) => a - b);
   afterSync.sort((a, b) => a - b);
   console.log(`search during the sync: ${duringSync.length} hybrid queries, p50 ${percentile(duringSync, 50).toFixed(1)} ms, p95 ${percentile(duringSync, 95).toFixed(1)} ms`);

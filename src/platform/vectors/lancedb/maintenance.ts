@@ -8,12 +8,9 @@ const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 export const FTS_COLUMNS = ['text', 'name'] as const;
 /**
  * IVF partitions of the vector index. How many a query probes is the search's business (see
- * IVF_PROBES in rankings.ts); the two were chosen together. Smaller partitions mean fewer vectors
- * read for the same recall (100,000 chunks: 256 partitions with 64 probed were ~1 ms faster than 64
- * with 40, at recall 1.000 against 0.997), and they keep a table that grows to millions of rows after
- * the index was trained from reading most of it on every query.
+ * IVF_PROBES in rankings.ts); the two were chosen together.
  */
-export const IVF_PARTITIONS = 256;
+export const IVF_PARTITIONS = 64;
 
 /**
  * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),

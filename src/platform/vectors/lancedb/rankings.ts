@@ -14,10 +14,9 @@ import { queryRows, type Row } from './rows.js';
  * hybrid (0.986 semantic), 32 probes 0.993 (0.992), 16 probes 0.960. The hybrid ranking follows the
  * semantic one's misses closely. The index is trained on the rows a sync has written when it gets it,
  * so the recall varies with the dataset: another build of the same 100,000 chunks gave 0.989 hybrid at
- * 32 probes, 0.996 at 40 (semantic 0.992, 0.996). Those were of 64 partitions; of 256, 64 probes gave
- * 1.000 (96: 1.000) for less CPU than 40 of 64. A table indexed with 64 partitions is read whole.
+ * 32 probes, 0.996 at 40 (semantic 0.992, 0.996). 40 keeps 0.99 with a margin, for about 0.3 ms more.
  */
-export const IVF_PROBES = 64;
+export const IVF_PROBES = 40;
 
 /**
  * What a ranking reads of its candidates: enough to rank them as documents, each chunk under a key

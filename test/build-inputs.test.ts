@@ -66,10 +66,10 @@ describe('the compiled build (bin/build-inputs.js)', () => {
 });
 
 describe('bin/catchment.js', () => {
-  test('restarts itself in place (same pid, same Node options) with its malloc settings, each unless the environment sets it', async () => {
-    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null }))`;
+  test('restarts itself in place (same pid, same Node options) with its malloc settings and young-generation cap, each unless the environment or the Node options set it', async () => {
+    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, semiSpace: process.execArgv.find((option) => option.startsWith('--max-semi-space-size')) ?? null }))`;
     const run = (env: Record<string, string>) =>
-      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null }[]>((resolve, reject) => {
+      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null; semiSpace: string | null }[]>((resolve, reject) => {
         const child = spawn(process.execPath, ['--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
         let stdout = '';
         child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -78,10 +78,16 @@ describe('bin/catchment.js', () => {
       });
     const [first, second, ...more] = await run({});
     expect(more).toEqual([]);
-    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null });
-    expect(second).toEqual({ pid: first!.pid, arenas: '2', mmapThreshold: '131072' });
+    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, semiSpace: null });
+    expect(second).toEqual({ pid: first!.pid, arenas: '2', mmapThreshold: '131072', semiSpace: '--max-semi-space-size=4' });
     const [kept, completed] = await run({ MALLOC_ARENA_MAX: '4' });
-    expect(completed).toEqual({ pid: kept!.pid, arenas: '4', mmapThreshold: '131072' });
-    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' })).toEqual([{ pid: expect.any(Number), arenas: '4', mmapThreshold: '65536' }]);
+    expect(completed).toEqual({ pid: kept!.pid, arenas: '4', mmapThreshold: '131072', semiSpace: '--max-semi-space-size=4' });
+    // Everything set by the operator: no restart, and the operator's young-generation size stays.
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=16' })).toEqual([
+      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null },
+    ]);
+    // Only the malloc settings set: the restart adds the cap alone.
+    const [before, after] = await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' });
+    expect(after).toEqual({ pid: before!.pid, arenas: '4', mmapThreshold: '65536', semiSpace: '--max-semi-space-size=4' });
   });
 });

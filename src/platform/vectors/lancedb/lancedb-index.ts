@@ -146,17 +146,17 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
+      const candidates = candidateColumns(this.tables.isCurrentLayout(table));
       const context = {
         table,
         dimensions: this.dimensions,
         ivfProbes: this.ivfProbes,
         ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
-        entityKey: this.tables.isCurrentLayout(table),
+        candidates,
       };
       const result = this.resultColumns(table);
-      const { isContainer } = candidateColumns(context.entityKey);
       // Containers count at CONTAINER_WEIGHT (see there).
-      const weightOf = (row: Row) => (isContainer(row) ? CONTAINER_WEIGHT : 1);
+      const weightOf = (row: Row) => (candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
       for (let attempt = 1; ; attempt++) {
         const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
         const page = rankDocuments(rankings, weightOf).slice(offset, documents);

@@ -72,8 +72,8 @@ export interface RankingContext {
   ivfProbes: number;
   /** Run before a keyword search: makes sure the table has its full-text indexes. */
   ensureFullText: () => Promise<void>;
-  /** Whether the table has the entity key column (tables made before it do not). */
-  entityKey: boolean;
+  /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
+  candidates: CandidateColumns;
 }
 
 /**
@@ -135,11 +135,11 @@ function scale(leg: Leg, legs: number, list: Ranked[]): (score: number) => numbe
 }
 
 /** One list: the `depth` nearest chunks by cosine similarity. */
-async function semantic({ table, dimensions, ivfProbes, entityKey }: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
+async function semantic({ table, dimensions, ivfProbes, candidates }: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
   const vector = query.vector;
   if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
   if (vector.length !== dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${dimensions}`);
-  const { columns, chunkKey } = candidateColumns(entityKey);
+  const { columns, chunkKey } = candidates;
   let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...columns, '_distance']).withRowId().limit(depth);
   // A filter makes the search exact: the IVF index probes only some partitions, and a selective
   // filter's few matches may all lie outside them. The filter itself narrows the scan.
@@ -158,7 +158,7 @@ async function keyword(context: RankingContext, query: VectorQuery, where: strin
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
   await context.ensureFullText();
-  const { columns, chunkKey } = candidateColumns(context.entityKey);
+  const { columns, chunkKey } = context.candidates;
   return Promise.all(
     FTS_COLUMNS.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);

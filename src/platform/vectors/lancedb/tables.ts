@@ -11,8 +11,10 @@ import { chunkSchema, ENTITY_KEY_COLUMN } from './arrow.js';
 export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** The columns each open table has: chunkSchema's of its layout (current, or a table made before it). */
-  private readonly schemas = new WeakMap<lancedb.Table, Schema>();
+  /** Open tables made before the current layout (see `remember`); every other table has the current one. */
+  private readonly olderLayout = new WeakSet<lancedb.Table>();
+  private readonly currentSchema: Schema;
+  private readonly olderSchema: Schema;
   private closed = false;
 
   constructor(
@@ -20,7 +22,10 @@ export class LanceDbTables {
     private readonly dimensions: number,
     /** Called when a collection's handle is dropped (its table deleted or gone): state kept beside it goes too. */
     private readonly onForget: (collectionId: string) => void,
-  ) {}
+  ) {
+    this.currentSchema = chunkSchema(dimensions);
+    this.olderSchema = chunkSchema(dimensions, false);
+  }
 
   /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
   static tableName(collectionId: string): string {
@@ -61,7 +66,7 @@ export class LanceDbTables {
 
   /** The columns of a table this returned (what its writes carry and its reads may select). */
   schemaOf(table: lancedb.Table): Schema {
-    return this.schemas.get(table) ?? chunkSchema(this.dimensions);
+    return this.isCurrentLayout(table) ? this.currentSchema : this.olderSchema;
   }
 
   /**
@@ -69,7 +74,7 @@ export class LanceDbTables {
    * tables made before it do not, until they are made again.
    */
   isCurrentLayout(table: lancedb.Table): boolean {
-    return this.schemaOf(table).fields.some((field) => field.name === ENTITY_KEY_COLUMN);
+    return !this.olderLayout.has(table);
   }
 
   /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
@@ -119,15 +124,15 @@ export class LanceDbTables {
       }
       const names = new Set(schema.fields.map((field) => field.name));
       // A table made before ENTITY_KEY_COLUMN existed is read and written in its own layout (its
-      // searches read chunk ids, its pages a column per field: slower); a resync from scratch makes
-      // it again in the current one.
-      const shape = chunkSchema(this.dimensions, names.has(ENTITY_KEY_COLUMN));
-      const missing = shape.fields.map((field) => field.name).filter((name) => !names.has(name));
+      // searches read chunk ids, its pages a column per field: slower); re-embedding the collection
+      // drops it and makes it again in the current one.
+      const current = names.has(ENTITY_KEY_COLUMN);
+      const missing = (current ? this.currentSchema : this.olderSchema).fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
       }
-      this.schemas.set(table, shape);
+      if (!current) this.olderLayout.add(table);
       return table;
     });
     this.handles.set(collectionId, checked);

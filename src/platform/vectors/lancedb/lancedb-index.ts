@@ -1,5 +1,5 @@
 import type * as lancedb from '@lancedb/lancedb';
-import { candidateDepth, CONTAINER_WEIGHT, rankDocuments } from '../document-ranking.js';
+import { candidateDepth, CONTAINER_WEIGHT, rankDocuments, type RankedDocument } from '../document-ranking.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
 import { chunksToArrow } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
@@ -157,20 +157,21 @@ export class LanceDbVectorIndex implements VectorIndex {
       const result = this.resultColumns(table);
       // Containers count at CONTAINER_WEIGHT (see there).
       const weightOf = (row: Row) => (candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
-      for (let attempt = 1; ; attempt++) {
+      const rowIdOf = (ranked: RankedDocument<Row>) => ranked.best.item._rowid as bigint;
+      const rankedPage = async () => {
         const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
         const page = rankDocuments(rankings, weightOf).slice(offset, documents);
-        const rowIdOf = ({ best }: (typeof page)[number]) => best.item._rowid as bigint;
-        const rows = await pageRows(table, result, page.map(rowIdOf));
-        // Row ids a compaction (another process) retired between the ranking and the page read read
-        // nothing: the search runs again once, on the new version. A row deleted meanwhile (a
-        // concurrent sync) is left out.
-        if (rows.size < page.length && attempt === 1) continue;
-        return page.flatMap((ranked) => {
-          const full = rows.get(rowIdOf(ranked));
-          return full ? [{ chunk: result.toChunk(full), score: ranked.score }] : [];
-        });
-      }
+        return { page, rows: await pageRows(table, result, page.map(rowIdOf)) };
+      };
+      let { page, rows } = await rankedPage();
+      // Row ids a compaction (another process) retired between the ranking and the page read read
+      // nothing: the search runs again once, on the new version. A row deleted meanwhile (a
+      // concurrent sync) is left out.
+      if (rows.size < page.length) ({ page, rows } = await rankedPage());
+      return page.flatMap((ranked) => {
+        const full = rows.get(rowIdOf(ranked));
+        return full ? [{ chunk: result.toChunk(full), score: ranked.score }] : [];
+      });
     });
   }
 

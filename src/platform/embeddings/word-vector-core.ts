@@ -97,8 +97,11 @@ export interface ModelLayout {
   /** Float32: the mean word vector, then `components` unit principal directions, each `dimensions` long. */
   postprocessOffset: number;
   components: number;
-  /** Float32 × count × dimensions. */
+  /** count × dimensions values, Int8 (`valueBytes` 1) or Float32 (4); a row's vector is its values times its scale. */
   matrixOffset: number;
+  valueBytes: 1 | 4;
+  /** Float32 × count: each row's scale. */
+  scalesOffset: number;
 }
 
 /** FNV-1a over UTF-16 code units; the cache's hash table is built with it, so changing it needs a new cache format. */
@@ -134,7 +137,8 @@ export class WordVectorModel {
   private readonly table: Int32Array;
   private readonly mask: number;
   private readonly stop: Uint8Array;
-  private readonly matrix: Float32Array;
+  private readonly matrix: Int8Array | Float32Array;
+  private readonly scales: Float32Array;
   private readonly mean: Float32Array;
   private readonly directions: Float32Array[];
   private readonly harmonic: number;
@@ -151,7 +155,8 @@ export class WordVectorModel {
     this.offsets = new Int32Array(buffer, layout.offsetsOffset, count + 1);
     this.table = new Int32Array(buffer, layout.tableOffset, layout.tableSize);
     this.mask = layout.tableSize - 1;
-    this.matrix = new Float32Array(buffer, layout.matrixOffset, count * dimensions);
+    this.matrix = layout.valueBytes === 1 ? new Int8Array(buffer, layout.matrixOffset, count * dimensions) : new Float32Array(buffer, layout.matrixOffset, count * dimensions);
+    this.scales = new Float32Array(buffer, layout.scalesOffset, count);
     this.mean = new Float32Array(buffer, layout.postprocessOffset, dimensions);
     this.directions = [];
     for (let k = 0; k < layout.components; k++) {
@@ -358,11 +363,12 @@ export class WordVectorModel {
   private add(row: number): number {
     const x = SIF_A * (row + 1) * this.harmonic;
     const weight = x / (1 + x);
+    const scaled = weight * this.scales[row]!;
     const dims = this.dimensions;
     const matrix = this.matrix;
     const sum = this.sum;
     const base = row * dims;
-    for (let d = 0; d < dims; d++) sum[d] = sum[d]! + weight * matrix[base + d]!;
+    for (let d = 0; d < dims; d++) sum[d] = sum[d]! + scaled * matrix[base + d]!;
     return weight;
   }
 }

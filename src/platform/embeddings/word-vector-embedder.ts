@@ -9,7 +9,7 @@ import { BUILTIN_MODEL_NAME, CORE_MODULE_URL, WordVectorModel, workerInit, type 
 export { tokenize } from './word-vector-core.js';
 
 export interface WordVectorEmbedderOptions {
-  /** Machine-wide cache directory; the converted model (~137 MB) is written there once. */
+  /** Machine-wide cache directory; the converted model (~46 MB) is written there once. */
   cacheDir: string;
   logger?: Logger;
   /**
@@ -41,7 +41,7 @@ const conversions = new Map<string, Promise<ConversionStats>>();
  * at all gets the trigram vector of its whole text (see `hashedVector`), distinct and deterministic.
  *
  * The package's 307 MB JSON is converted once, streaming, into a binary cache in `cacheDir`; `open`
- * makes sure that cache exists, and the first `embed` reads it (vocabulary + Float32 matrix, ~140 MB)
+ * makes sure that cache exists, and the first `embed` reads it (vocabulary + Int8 matrix, ~46 MB)
  * straight into a SharedArrayBuffer and starts the worker threads. So a process that has not embedded
  * yet (an idle server, an API answering keyword searches) holds neither the matrix nor the threads.
  */

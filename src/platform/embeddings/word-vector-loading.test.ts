@@ -62,7 +62,7 @@ describe('word-vector model loading', () => {
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'catchment-vectors-'));
     dirs.push(cacheDir);
     const cache = path.join(cacheDir, CACHE_FILE_NAME);
-    linkSync(path.join(MACHINE_CACHE, CACHE_FILE_NAME), cache); // the same bytes without copying 140 MB
+    linkSync(path.join(MACHINE_CACHE, CACHE_FILE_NAME), cache); // the same bytes without copying 46 MB
     const before = await settledEmbeddingThreads();
     const embedder = await WordVectorEmbedder.open({ cacheDir });
     try {

@@ -47,7 +47,6 @@ export function chunkDetailsJson(chunk: ChunkRecord): string {
 /** The chunk a row of the current layout stores: its name, text and details. */
 export function chunkOfDetails(name: string, text: string, json: string): ScoredChunk['chunk'] {
   const details = JSON.parse(json) as ChunkDetails;
-  const date = (value: number | null) => (value === null ? null : new Date(value));
   return {
     chunkId: chunkIdOf(details.sourceConnectionId, details.entityId, details.chunkIndex),
     sourceConnectionId: details.sourceConnectionId,
@@ -58,8 +57,8 @@ export function chunkOfDetails(name: string, text: string, json: string): Scored
     entityType: details.entityType,
     sourceName: details.sourceName,
     breadcrumbs: details.breadcrumbs,
-    createdAt: date(details.createdAt),
-    updatedAt: date(details.updatedAt),
+    createdAt: dateOfEpochMillis(details.createdAt),
+    updatedAt: dateOfEpochMillis(details.updatedAt),
     webUrl: details.webUrl,
     url: details.url,
     syncId: details.syncId,
@@ -72,4 +71,9 @@ export function chunkOfDetails(name: string, text: string, json: string): Scored
 /** A date as the timestamp columns hold it: epoch milliseconds, null for none or an invalid date. */
 export function epochMillis(date: Date | null): number | null {
   return date instanceof Date && Number.isFinite(date.getTime()) ? date.getTime() : null;
+}
+
+/** The date epoch milliseconds stand for (a timestamp column's value or a details field): null for none. */
+export function dateOfEpochMillis(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value));
 }

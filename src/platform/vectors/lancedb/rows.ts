@@ -2,7 +2,7 @@ import type * as lancedb from '@lancedb/lancedb';
 import { DataType, Precision, type Table as ArrowTable, type Vector as ArrowVector } from 'apache-arrow';
 import { entityOfChunkId, type ScoredChunk } from '../vector-index.js';
 import { DETAILS_COLUMN } from './arrow.js';
-import { chunkOfDetails } from './chunk-details.js';
+import { chunkOfDetails, dateOfEpochMillis } from './chunk-details.js';
 
 /** A row of a query's result: the columns it selected (and `_rowid`, `_distance`, `_score` when asked). */
 export type Row = Record<string, unknown>;
@@ -105,7 +105,6 @@ export async function pageRows(table: lancedb.Table, result: ResultColumns, rowI
 
 /** A row of LEGACY_RESULT's columns as the chunk it stores. */
 function legacyChunk(row: Row): ScoredChunk['chunk'] {
-  const date = (value: unknown) => (value === null || value === undefined ? null : new Date(Number(value)));
   const chunkId = String(row.chunk_id);
   const sourceConnectionId = String(row.source_connection_id);
   return {
@@ -117,8 +116,8 @@ function legacyChunk(row: Row): ScoredChunk['chunk'] {
     entityType: String(row.entity_type),
     sourceName: String(row.source_name),
     breadcrumbs: JSON.parse(String(row.breadcrumbs)) as ScoredChunk['chunk']['breadcrumbs'],
-    createdAt: date(row.created_at),
-    updatedAt: date(row.updated_at),
+    createdAt: dateOfEpochMillis(row.created_at),
+    updatedAt: dateOfEpochMillis(row.updated_at),
     webUrl: String(row.web_url),
     url: row.url === null || row.url === undefined ? null : String(row.url),
     syncId: String(row.sync_id),

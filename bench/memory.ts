@@ -7,6 +7,12 @@
  * to parsed answer) is timed: p50/p95 during the sync (per sample and overall) and after it.
  * Each sample reads the child's /proc (VmRSS, VmHWM, threads, smaps: anonymous memory, the native
  * libraries' code and data, other files) and its /metrics (V8 heap, external memory of JS objects).
+ * Anonymous memory is split by what its mappings look like: glibc's main malloc heap ([heap]), its
+ * thread arenas (64 MiB-aligned reservations of 64 MiB), WebAssembly memories (a committed part before
+ * a reservation of gigabytes: PGlite's), JIT code (rwx), and the rest (V8's heap, blocks malloc maps on
+ * their own from 128 KiB up such as Arrow buffers and the word-vector matrix, thread stacks). The RSS is
+ * also read every 100 ms during the sync, and the highest gets a breakdown of its own: the peak
+ * falls between samples (LanceDB's index upkeep at the end of a sync lasts a second or two).
  *
  *   npm run bench:memory [-- --entities 100000]              (0: idle only)
  *   npm run bench:memory -- --entities 1000000 --search-every-ms 1000 --sample-seconds 30
@@ -45,6 +51,11 @@ interface Sample {
   threads: number;
   /** Anonymous memory: the malloc heaps of every thread, V8's heaps, PGlite's WebAssembly memory. */
   anonymous: number;
+  /** Parts of `anonymous`, see `mappings`. */
+  mallocHeap: number;
+  mallocArenas: number;
+  wasmMemory: number;
+  jitCode: number;
   /** Resident pages of shared libraries and native addons (.so, .node), code and data. */
   libraries: number;
   /** Other file-backed pages (the node binary, mapped data files). */
@@ -58,29 +69,54 @@ function kib(text: string, field: string): number {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
 }
 
-/** Resident bytes of the child by kind of mapping, from /proc/<pid>/smaps. */
-function mappings(pid: number): { anonymous: number; libraries: number; files: number; byLibrary: Map<string, number> } {
-  const byLibrary = new Map<string, number>();
-  let anonymous = 0;
-  let libraries = 0;
-  let files = 0;
-  let name = '';
+interface Mapping {
+  start: number;
+  end: number;
+  permissions: string;
+  name: string;
+  rss: number;
+}
+
+/** glibc's thread arenas: reservations of 64 MiB (HEAP_MAX_SIZE on 64-bit), aligned to their size. */
+const ARENA_BYTES = 64 * MIB;
+
+/** Resident bytes of the child by kind of mapping, from /proc/<pid>/smaps (see the header for the kinds). */
+function mappings(pid: number) {
+  const all: Mapping[] = [];
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (header) {
-      name = header[1] ?? '';
+      all.push({ start: Number.parseInt(header[1]!, 16), end: Number.parseInt(header[2]!, 16), permissions: header[3]!, name: header[4] ?? '', rss: 0 });
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (!rss) continue;
-    const bytes = Number(rss[1]) * 1024;
-    if (name === '' || name.startsWith('[')) anonymous += bytes;
-    else if (/\.(so|node)(\.|$)/.test(name)) {
-      libraries += bytes;
-      byLibrary.set(path.basename(name), (byLibrary.get(path.basename(name)) ?? 0) + bytes);
-    } else files += bytes;
+    if (rss && all.length > 0) all[all.length - 1]!.rss = Number(rss[1]) * 1024;
   }
-  return { anonymous, libraries, files, byLibrary };
+  const byLibrary = new Map<string, number>();
+  const kinds = { anonymous: 0, mallocHeap: 0, mallocArenas: 0, wasmMemory: 0, jitCode: 0, libraries: 0, files: 0 };
+  all.forEach((mapping, i) => {
+    const { name, rss } = mapping;
+    if (name === '' || name.startsWith('[')) {
+      kinds.anonymous += rss;
+      const next = all[i + 1];
+      const reservationAfter = next !== undefined && next.start === mapping.end && next.permissions.startsWith('---') ? next : undefined;
+      if (name === '[heap]') kinds.mallocHeap += rss;
+      else if (name !== '') return;
+      else if (mapping.start % ARENA_BYTES === 0 && (reservationAfter?.end ?? mapping.end) - mapping.start === ARENA_BYTES) kinds.mallocArenas += rss;
+      else if (reservationAfter !== undefined && reservationAfter.end - reservationAfter.start >= 1024 * MIB) kinds.wasmMemory += rss;
+      else if (mapping.permissions.startsWith('rwx')) kinds.jitCode += rss;
+    } else if (/\.(so|node)(\.|$)/.test(name)) {
+      kinds.libraries += rss;
+      byLibrary.set(path.basename(name), (byLibrary.get(path.basename(name)) ?? 0) + rss);
+    } else kinds.files += rss;
+  });
+  return { kinds, byLibrary };
+}
+
+/** CPU seconds the child has used, all its threads, from /proc/<pid>/stat (user + system, in clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function v8Heap(url: string): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
@@ -91,14 +127,12 @@ async function v8Heap(url: string): Promise<{ heapUsed: number; heapTotal: numbe
 
 async function sample(pid: number, url: string): Promise<Sample> {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const { anonymous, libraries, files } = mappings(pid);
+  const { kinds } = mappings(pid);
   return {
     rss: kib(status, 'VmRSS'),
     peak: kib(status, 'VmHWM'),
     threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0),
-    anonymous,
-    libraries,
-    files,
+    ...kinds,
     ...(await v8Heap(url)),
   };
 }
@@ -123,7 +157,7 @@ function latencySummary(latencies: readonly number[]): string {
 
 const mib = (bytes: number) => `${(bytes / MIB).toFixed(0)}`;
 const line = (s: Sample) =>
-  `RSS ${mib(s.rss)} MiB (peak ${mib(s.peak)}): anonymous ${mib(s.anonymous)}, libraries ${mib(s.libraries)}, other files ${mib(s.files)}; V8 heap ${mib(s.heapUsed)}/${mib(s.heapTotal)}, external ${mib(s.external)}; ${s.threads} threads`;
+  `RSS ${mib(s.rss)} MiB (peak ${mib(s.peak)}): anonymous ${mib(s.anonymous)} (malloc heap ${mib(s.mallocHeap)}, arenas ${mib(s.mallocArenas)}, WebAssembly memory ${mib(s.wasmMemory)}, JIT code ${mib(s.jitCode)}, other ${mib(s.anonymous - s.mallocHeap - s.mallocArenas - s.wasmMemory - s.jitCode)}), libraries ${mib(s.libraries)}, other files ${mib(s.files)}; V8 heap ${mib(s.heapUsed)}/${mib(s.heapTotal)}, external ${mib(s.external)}; ${s.threads} threads`;
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-memory-'));
 const extraEnv = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
@@ -173,6 +207,7 @@ try {
     const config = { entity_count: entities, seed: 7, size_mix: 'small', hierarchy_depth: 2, code_files: false, delay_ms: 0, revision: 0 };
     const created = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'bench-memory', authentication: { credentials: { token: 'bench' } }, config, sync_immediately: false })).body;
     const started = performance.now();
+    const cpuBefore = cpuSeconds(pid);
     const job = (await call('POST', `/source-connections/${created.id}/run`)).body;
     let syncing = true;
     let peak = idle;
@@ -199,6 +234,20 @@ try {
         console.log(`${((performance.now() - started) / 1000).toFixed(0).padStart(6)} s ${String(done).padStart(8)} entities  ${line(now)}; search ${latencySummary(window)}`);
       }
     })();
+    /** The highest RSS read every 100 ms, with a breakdown taken as it was reached. */
+    let highest = idle;
+    const watching = (async () => {
+      while (syncing) {
+        await sleep(100);
+        if (kib(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') <= highest.rss + 2 * MIB) continue;
+        try {
+          const now = await sample(pid, url);
+          if (now.rss > highest.rss) highest = now;
+        } catch {
+          // as for the samples: a closed keep-alive socket; the next read tries again
+        }
+      }
+    })();
     const searchEveryMs = Number(values['search-every-ms']);
     const failedSearches: string[] = [];
     const searching = (async () => {
@@ -214,15 +263,17 @@ try {
     const finished = await waitForJob(call, created.id, job.id, ['COMPLETED', 'FAILED'], 12 * 3_600_000);
     if (finished.status === 'FAILED') console.log(`the sync failed: ${finished.error}`);
     syncing = false;
-    await Promise.all([sampling, searching]);
+    await Promise.all([sampling, searching, watching]);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSeconds(pid) - cpuBefore;
     during.push(...latencies);
     const after = await sample(pid, url);
-    console.log(`sync ${finished.status}: ${entities} entities in ${seconds.toFixed(0)} s (${(entities / seconds).toFixed(0)}/s); search meanwhile ${latencySummary(during)}${failedSearches.length ? `, ${failedSearches.length} failed (${[...new Set(failedSearches)].join(', ')})` : ''}`);
+    console.log(`sync ${finished.status}: ${entities} entities in ${seconds.toFixed(0)} s (${(entities / seconds).toFixed(0)}/s), server CPU ${cpu.toFixed(1)} s (${((cpu / entities) * 1e6).toFixed(0)} µs per entity, searches included); search meanwhile ${latencySummary(during)}${failedSearches.length ? `, ${failedSearches.length} failed (${[...new Set(failedSearches)].join(', ')})` : ''}`);
     const afterwards: number[] = [];
     for (let turn = 0; turn < Number(values['searches-after']); turn++) afterwards.push(await timedSearch(call, turn));
     console.log(`search after the sync, one client back to back: ${latencySummary(afterwards)}`);
     console.log(`largest sample during the sync: ${line(peak)}`);
+    console.log(`highest RSS read every 100 ms: ${line(highest)}`);
     console.log(`after the sync: ${line(after)}`);
     console.log(`peak RSS (VmHWM) of the server: ${mib(after.peak)} MiB`);
   }

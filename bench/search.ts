@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { stubEntity } from '../src/connectors/stub/index.js';
 import { tokenize } from '../src/platform/embeddings/word-vector-core.js';
 import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-index.js';
-import { IVF_PARTITIONS } from '../src/platform/vectors/lancedb/maintenance.js';
+import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenance.js';
 import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
@@ -150,7 +150,7 @@ async function build(server: TestServer, dataDir: string | undefined): Promise<P
  */
 async function recallOfExactScan(served: VectorIndex, dir: string, collectionId: string, queries: VectorQuery[]) {
   if (!(served instanceof LanceDbVectorIndex)) return null;
-  const exact = await LanceDbVectorIndex.open(path.join(dir, 'lancedb'), queries[0]!.vector!.length, { ivfProbes: IVF_PARTITIONS });
+  const exact = await LanceDbVectorIndex.open(path.join(dir, 'lancedb'), queries[0]!.vector!.length, { ivfProbes: (partitions) => partitions });
   try {
     const ids = (hits: ScoredChunk[]) => hits.map((hit) => hit.chunk.chunkId);
     const shares = { hybrid: 0, semantic: 0 };
@@ -269,7 +269,7 @@ try {
   console.log(`CPU per query, 1 client: REST ${ms(cpuMs.rest / queries.length)}, raw ${ms(cpuMs.raw / queries.length)} (process CPU: JS and LanceDB threads)`);
   if (recall) {
     console.log(
-      `recall of the exact scan (${recall.queries} queries, top ${limit} documents): hybrid ${recall.hybrid.toFixed(3)}, semantic ${recall.semantic.toFixed(3)}  (the IVF index as served, against all ${IVF_PARTITIONS} partitions read)`,
+      `recall of the exact scan (${recall.queries} queries, top ${limit} documents): hybrid ${recall.hybrid.toFixed(3)}, semantic ${recall.semantic.toFixed(3)}  (the IVF index as served, against all ${stats ? vectorIndexPartitions(stats.indices) : '?'} partitions read)`,
     );
   }
   console.log(

@@ -14,6 +14,12 @@ export interface LanceDbVectorIndexOptions {
    */
   vectorIndexMinRows?: number;
   /**
+   * IVF partitions of a vector index trained on a table of so many rows (default `ivfPartitionsFor`
+   * in maintenance.ts); the index is trained again when this asks for more than it has. Tests make
+   * it step at small sizes.
+   */
+  ivfPartitionsFor?: (rows: number) => number;
+  /**
    * Bytes of index data (IVF partitions, full-text posting lists) LanceDB keeps in memory across
    * queries. Its default, 6 GiB, let a server's memory grow with every table it searched.
    */
@@ -21,11 +27,11 @@ export interface LanceDbVectorIndexOptions {
   /** Bytes of file metadata and schemas kept in memory (LanceDB's default: 1 GiB). */
   metadataCacheBytes?: number;
   /**
-   * IVF partitions a semantic search probes (see IVF_PROBES in rankings.ts): fewer is faster and
-   * misses more of the exact nearest. At IVF_PARTITIONS or more every partition is read: the exact
+   * IVF partitions a semantic search probes of an index of so many (default `ivfProbesFor` in
+   * rankings.ts): fewer is faster and misses more of the exact nearest. All of them is the exact
    * scan, which benchmarks measure recall against.
    */
-  ivfProbes?: number;
+  ivfProbes?: (partitions: number) => number;
 }
 
 /** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~40 MB, full-text postings), a fraction of LanceDB's defaults. */

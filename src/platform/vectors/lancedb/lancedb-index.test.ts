@@ -9,6 +9,8 @@ import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
 import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-index.js';
+import { ivfPartitionsFor, vectorIndexPartitions } from './maintenance.js';
+import { ivfProbesFor } from './rankings.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
 import type { ChunkRecord, ScoredChunk } from '../vector-index.js';
 
@@ -287,10 +289,10 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
-  test('ivfProbes at the partition count reads every partition: the same nearest chunks as an exact scan', async () => {
+  test('probing every IVF partition reads every partition: the same nearest chunks as an exact scan', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-probes-'));
     const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
-    const everyPartition = await LanceDbVectorIndex.open(dir, DIMENSIONS, { ivfProbes: 10_000 });
+    const everyPartition = await LanceDbVectorIndex.open(dir, DIMENSIONS, { ivfProbes: (partitions) => partitions });
     try {
       const id = randomUUID();
       await writer.add(id, Array.from({ length: 3000 }, (_, i) => chunk(i)));
@@ -305,6 +307,57 @@ describe('LanceDbVectorIndex', () => {
         // The same chunks (their order may differ where distances tie to rounding: two code paths).
         expect((await ids()).sort()).toEqual((await ids(everyRow)).sort());
       }
+    } finally {
+      await writer.close();
+      await everyPartition.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('IVF partitions grow with the table (about √rows / 5 as a power of two, never under 64), probes with √ of the partitions', () => {
+    expect([0, 50_000, 100_000, 200_000].map(ivfPartitionsFor)).toEqual([64, 64, 64, 64]);
+    expect([210_000, 500_000, 800_000].map(ivfPartitionsFor)).toEqual([128, 128, 128]);
+    expect([1_000_000, 3_000_000, 4_000_000].map(ivfPartitionsFor)).toEqual([256, 256, 512]);
+    // The index's name records its partitions; an index made before names did has LanceDB's default name and 64.
+    const listed = (name: string) => [{ name, columns: ['vector'] }, { name: 'text_idx', columns: ['text'] }] as lancedb.IndexConfig[];
+    expect(vectorIndexPartitions(listed('vector_ivf256'))).toBe(256);
+    expect(vectorIndexPartitions(listed('vector_idx'))).toBe(64);
+    expect(vectorIndexPartitions([{ name: 'text_idx', columns: ['text'] }] as lancedb.IndexConfig[])).toBeNull();
+    // Probes: 40 of 64, then growing as the square root of the partitions.
+    expect([1, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 16, 40, 57, 80, 160]);
+  });
+
+  test('a table grown several-fold since its IVF index was trained gets one with more partitions at a compaction, and other handles search it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-ivf-retrain-'));
+    const partitionsFor = (rows: number) => (rows < 3000 ? 4 : 8);
+    const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 1000, ivfPartitionsFor: partitionsFor });
+    // Another process's handle, which reads every partition: it must learn of the retrained index.
+    const everyPartition = await LanceDbVectorIndex.open(dir, DIMENSIONS, { ivfProbes: (partitions) => partitions });
+    try {
+      const id = randomUUID();
+      const vectorIndexes = async () => (await writer.stats(id))!.indices.filter((index) => index.columns.includes('vector')).map((index) => index.name);
+      const nearest = async (from: LanceDbVectorIndex, seed: number) => (await from.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, seed), limit: 1, offset: 0 }))[0]!.chunk.entityId;
+      await writer.add(id, Array.from({ length: 1500 }, (_, i) => chunk(i)));
+      await writer.optimize(id);
+      expect(await vectorIndexes()).toEqual(['vector_ivf4']);
+      expect(await nearest(everyPartition, 700)).toBe('entity-700');
+      await writer.add(id, Array.from({ length: 1000 }, (_, i) => chunk(1500 + i)));
+      await writer.optimize(id); // 2,500 rows: still 4 asked, the new rows are folded in
+      expect(await vectorIndexes()).toEqual(['vector_ivf4']);
+      await writer.add(id, Array.from({ length: 1000 }, (_, i) => chunk(2500 + i)));
+      await writer.optimize(id); // 3,500 rows: 8 asked, trained again; the old index is gone
+      expect(await vectorIndexes()).toEqual(['vector_ivf8']);
+      const stats = (await writer.stats(id))!.indices.find((index) => index.name === 'vector_ivf8')!;
+      expect(stats.numIndexedRows).toBe(3500);
+      for (const seed of [3, 1499, 3499]) {
+        expect(await nearest(writer, seed)).toBe(`entity-${seed}`);
+        expect(await nearest(everyPartition, seed)).toBe(`entity-${seed}`);
+      }
+      // Reading every partition of the new index is the exact scan (a filter keeping every row makes a search exact).
+      const everyRow = [{ conditions: [{ field: 'service_system_metadata.chunk_index' as const, operator: 'greater_than_or_equal' as const, value: 0 }] }];
+      const vector = seededVector(DIMENSIONS, 11).map((value, i) => value + 0.6 * seededVector(DIMENSIONS, 12)[i]!);
+      const ids = async (filter?: typeof everyRow) => (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter })).map((hit) => hit.chunk.chunkId).sort();
+      expect(await ids()).toEqual(await ids(everyRow));
     } finally {
       await writer.close();
       await everyPartition.close();

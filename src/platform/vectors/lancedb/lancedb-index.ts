@@ -3,9 +3,10 @@ import { candidateDepth, CONTAINER_WEIGHT, rankDocuments, type RankedDocument } 
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
 import { chunksToArrow } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
+import { EntityKeyCache } from './entity-key-cache.js';
 import { literal, whereClause } from './filters.js';
-import { IVF_PARTITIONS, TableMaintenance } from './maintenance.js';
-import { candidateColumns, chunkRankings, IVF_PROBES } from './rankings.js';
+import { ivfPartitionsFor, TableMaintenance } from './maintenance.js';
+import { candidateColumns, chunkRankings, ivfProbesFor } from './rankings.js';
 import { DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
@@ -25,23 +26,29 @@ export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
 export class LanceDbVectorIndex implements VectorIndex {
   private readonly tables: LanceDbTables;
   private readonly maintenance: TableMaintenance;
+  private readonly entityKeys = new EntityKeyCache();
+  private readonly ivfProbes: (partitions: number) => number;
 
   private constructor(
     db: lancedb.Connection,
     private readonly session: lancedb.Session,
     private readonly dimensions: number,
-    vectorIndexMinRows: number,
-    private readonly ivfProbes: number,
+    options: LanceDbVectorIndexOptions,
   ) {
-    this.tables = new LanceDbTables(db, dimensions, (collectionId) => this.maintenance.forget(collectionId));
-    this.maintenance = new TableMaintenance(vectorIndexMinRows, (collectionId, run) => this.tables.exclusive(collectionId, run));
+    this.ivfProbes = options.ivfProbes ?? ivfProbesFor;
+    this.tables = new LanceDbTables(db, dimensions, (collectionId) => {
+      this.maintenance.forget(collectionId);
+      this.entityKeys.forget(collectionId);
+    });
+    this.maintenance = new TableMaintenance(options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS, options.ivfPartitionsFor ?? ivfPartitionsFor, (collectionId, run) =>
+      this.tables.exclusive(collectionId, run),
+    );
   }
 
   static async open(directory: string, dimensions: number, options: LanceDbVectorIndexOptions = {}): Promise<LanceDbVectorIndex> {
     if (!Number.isInteger(dimensions) || dimensions <= 0) throw new Error(`Invalid vector dimensions: ${dimensions}`);
     const { db, session } = await connectLanceDb(directory, options);
-    const ivfProbes = Math.min(IVF_PARTITIONS, Math.max(1, Math.floor(options.ivfProbes ?? IVF_PROBES)));
-    return new LanceDbVectorIndex(db, session, dimensions, options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS, ivfProbes);
+    return new LanceDbVectorIndex(db, session, dimensions, options);
   }
 
   /** The table holding a collection's chunks (see LanceDbTables.tableName). */
@@ -98,7 +105,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       const table = await this.tables.existing(collectionId);
       if (!table) return;
       await this.maintenance.compact(collectionId, table);
-      await this.maintenance.ensureVectorIndex(collectionId, table);
+      await this.maintenance.upkeepVectorIndex(collectionId, table);
     });
   }
 
@@ -146,13 +153,16 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
-      const candidates = candidateColumns(this.tables.isCurrentLayout(table));
+      const currentLayout = this.tables.isCurrentLayout(table);
+      const candidates = candidateColumns(currentLayout);
+      const partitions = query.strategy === 'keyword' ? null : await this.maintenance.vectorPartitions(collectionId, table);
       const context = {
         table,
         dimensions: this.dimensions,
-        ivfProbes: this.ivfProbes,
+        ivfProbes: partitions === null ? 1 : Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions)))),
         ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
         candidates,
+        entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, rowIds) : undefined,
       };
       const result = this.resultColumns(table);
       // Containers count at CONTAINER_WEIGHT (see there).

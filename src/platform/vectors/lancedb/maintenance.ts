@@ -6,26 +6,54 @@ const OPTIMIZE_EVERY_WRITES = 20;
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 /** Columns with a full-text index (BM25): what keyword search matches. */
 export const FTS_COLUMNS = ['text', 'name'] as const;
+/** Partitions of every index made before their count was recorded, and the fewest made since. */
+const UNNAMED_INDEX_PARTITIONS = 64;
 /**
- * IVF partitions of the vector index. How many a query probes is the search's business (see
- * IVF_PROBES in rankings.ts); the two were chosen together.
+ * IVF partitions of a vector index trained on `rows` rows: about √rows / 5, a power of two, at least
+ * 64 (64 up to ~200,000 rows, 128 to ~820,000, 256 to ~3.3 million). 64 at 100,000 chunks was chosen
+ * with the probes (ivfProbesFor in rankings.ts): 256 there gave the same recall for ~1 ms less per
+ * search but slowed a 100,000-entity sync by a fifth (k-means training and placing every row cost
+ * with the centroids). An index kept at 64 as a table grew to 1,000,000 rows (bench lab: 2,000-row
+ * adds with this upkeep) held ~15,000 rows per partition; LanceDB's compaction split some of them
+ * (64 became 76–100) and then warned "partition index is N but the number of partitions is M, skip
+ * loading it" 180 times from 500,000 rows on. Retrained as the table grows, it did not warn once, and
+ * adding 500,000 → 1,000,000 rows took 155 s of CPU against 190.
  */
-export const IVF_PARTITIONS = 64;
+export function ivfPartitionsFor(rows: number): number {
+  return Math.max(UNNAMED_INDEX_PARTITIONS, 2 ** Math.round(Math.log2(Math.sqrt(Math.max(1, rows)) / 5)));
+}
+
+/**
+ * The vector index's name records its partition count (LanceDB lists an index's name and type, not
+ * its partitions), so that searches probe as many as its size asks and upkeep knows when to retrain.
+ * Indexes made before this are named `vector_idx` and have 64 partitions.
+ */
+const VECTOR_INDEX_PREFIX = 'vector_ivf';
+
+/** The partitions of a table's vector index (null when it has none), from its listed indexes. */
+export function vectorIndexPartitions(indices: readonly lancedb.IndexConfig[]): number | null {
+  const vector = indices.find((index) => index.columns.includes('vector'));
+  if (!vector) return null;
+  const named = vector.name.startsWith(VECTOR_INDEX_PREFIX) ? Number(vector.name.slice(VECTOR_INDEX_PREFIX.length)) : Number.NaN;
+  return Number.isInteger(named) && named > 0 ? named : UNNAMED_INDEX_PARTITIONS;
+}
 
 /**
  * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),
- * compaction every OPTIMIZE_EVERY_WRITES writes, and the vector index once a table is large enough.
+ * compaction every OPTIMIZE_EVERY_WRITES writes, and the vector index once a table is large enough,
+ * trained again with more partitions as the table grows.
  * Callers hold the table's write lock, except `ensureFullText`, which takes it through `exclusive`.
  */
 export class TableMaintenance {
   private readonly writes = new Map<string, number>();
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
-  /** Tables known to have their vector index: later compactions need not list the indexes again. */
-  private readonly vectorReady = new Set<string>();
+  /** The partitions of each table's vector index as last seen, with the table version it was seen at. */
+  private readonly partitions = new Map<string, { version: number; partitions: number | null }>();
 
   constructor(
     private readonly vectorIndexMinRows: number,
+    private readonly partitionsFor: (rows: number) => number,
     private readonly exclusive: <T>(collectionId: string, run: () => Promise<T>) => Promise<T>,
   ) {}
 
@@ -40,7 +68,7 @@ export class TableMaintenance {
     this.writes.set(collectionId, writes);
     if (writes < OPTIMIZE_EVERY_WRITES) return;
     await this.compact(collectionId, table);
-    await this.ensureVectorIndex(collectionId, table);
+    await this.upkeepVectorIndex(collectionId, table);
   }
 
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
@@ -50,16 +78,38 @@ export class TableMaintenance {
   }
 
   /**
-   * A large table gets its IVF index once; later optimize() calls (compaction) fold new rows into it,
-   * and rows not yet indexed are still searched exactly, so nothing is missed meanwhile.
+   * A large table gets its IVF index; later optimize() calls (compaction) fold new rows into it, and
+   * rows not yet indexed are still searched exactly, so nothing is missed meanwhile. Compaction places
+   * new rows among the centroids trained before them: once the table has grown enough that
+   * `partitionsFor` (`ivfPartitionsFor` by default) asks for more partitions (about four-fold), the index is trained again on all
+   * rows, replacing the old one (searches use the old one until the new one is committed). Checked at
+   * compactions only (every OPTIMIZE_EVERY_WRITES writes and at a sync's end), never per write.
    */
-  async ensureVectorIndex(collectionId: string, table: lancedb.Table): Promise<void> {
-    if (this.vectorReady.has(collectionId)) return;
-    if (!(await table.listIndices()).some((index) => index.columns.includes('vector'))) {
-      if ((await table.countRows()) < this.vectorIndexMinRows) return;
-      await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: IVF_PARTITIONS, distanceType: 'cosine' }) });
-    }
-    this.vectorReady.add(collectionId);
+  async upkeepVectorIndex(collectionId: string, table: lancedb.Table): Promise<void> {
+    const rows = await table.countRows();
+    const indices = await table.listIndices();
+    const current = indices.find((index) => index.columns.includes('vector'));
+    if (!current && rows < this.vectorIndexMinRows) return;
+    const wanted = this.partitionsFor(rows);
+    if (current && wanted <= vectorIndexPartitions(indices)!) return;
+    const name = `${VECTOR_INDEX_PREFIX}${wanted}`;
+    await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: wanted, distanceType: 'cosine' }), name, replace: true });
+    if (current && current.name !== name) await table.dropIndex(current.name);
+    this.partitions.delete(collectionId);
+  }
+
+  /**
+   * The partitions of the table's vector index (null without one), for a search to probe its share
+   * of them. Listed again only when the table's version changed (another process may have retrained
+   * it): a version check costs ~0.04 ms, a listing ~0.25 ms.
+   */
+  async vectorPartitions(collectionId: string, table: lancedb.Table): Promise<number | null> {
+    const version = await table.version();
+    const seen = this.partitions.get(collectionId);
+    if (seen?.version === version) return seen.partitions;
+    const partitions = vectorIndexPartitions(await table.listIndices());
+    this.partitions.set(collectionId, { version, partitions });
+    return partitions;
   }
 
   /** Full-text indexes are created with the table; tables made without them get them here. */
@@ -81,6 +131,6 @@ export class TableMaintenance {
   forget(collectionId: string): void {
     this.writes.delete(collectionId);
     this.ftsReady.delete(collectionId);
-    this.vectorReady.delete(collectionId);
+    this.partitions.delete(collectionId);
   }
 }

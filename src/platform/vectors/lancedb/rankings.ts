@@ -9,14 +9,23 @@ import { FTS_COLUMNS } from './maintenance.js';
 import { queryRows, type Row } from './rows.js';
 
 /**
- * IVF partitions a query probes (of IVF_PARTITIONS in maintenance.ts). Recall of the exact scan (all
- * partitions) in the top 10 documents, bench:search's 100,000 chunks, 300 queries: 24 probes 0.985
- * hybrid (0.986 semantic), 32 probes 0.993 (0.992), 16 probes 0.960. The hybrid ranking follows the
- * semantic one's misses closely. The index is trained on the rows a sync has written when it gets it,
- * so the recall varies with the dataset: another build of the same 100,000 chunks gave 0.989 hybrid at
- * 32 probes, 0.996 at 40 (semantic 0.992, 0.996). 40 keeps 0.99 with a margin, for about 0.3 ms more.
+ * IVF partitions a query probes of an index of `partitions` (see ivfPartitionsFor in maintenance.ts):
+ * 40 of 64, and beyond 64 as the square root of the partitions (57 of 128, 80 of 256).
+ *
+ * 40 of 64: recall of the exact scan (all partitions) in the top 10 documents, bench:search's
+ * 100,000 chunks, 300 queries: 24 probes 0.985 hybrid (0.986 semantic), 32 probes 0.993 (0.992), 16
+ * probes 0.960; another build of the same chunks gave 0.989 hybrid at 32 probes, 0.996 at 40. The
+ * hybrid ranking follows the semantic one's misses closely.
+ *
+ * Beyond: 1,000,000 stub chunks, index retrained at 820,000 rows with 256 partitions, 60 queries,
+ * recall@10 of the semantic ranking and CPU per query with a 512 MiB index cache (128 MiB):
+ * 40 probes 0.980, 15 ms (63); 64 probes 0.993, 24 ms (100); 96 probes 0.998, 32 ms (165); 160 (the
+ * same share as 40 of 64) 1.000, 46 ms (258). More partitions each hold nearer neighbours, so a
+ * smaller share keeps the recall, and the rows read grow as √ of the table, not with it.
  */
-export const IVF_PROBES = 40;
+export function ivfProbesFor(partitions: number): number {
+  return Math.min(partitions, Math.round(40 * Math.sqrt(partitions / 64)));
+}
 
 /**
  * What a ranking reads of its candidates: enough to rank them as documents, each chunk under a key
@@ -68,12 +77,24 @@ type Leg = { kind: 'semantic' | 'keyword'; weight: number };
 export interface RankingContext {
   table: lancedb.Table;
   dimensions: number;
-  /** IVF partitions a semantic search probes (IVF_PROBES unless the index was opened with others). */
+  /** IVF partitions a semantic search probes (`ivfProbesFor` the table's index; any number when it has none). */
   ivfProbes: number;
   /** Run before a keyword search: makes sure the table has its full-text indexes. */
   ensureFullText: () => Promise<void>;
   /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
   candidates: CandidateColumns;
+  /**
+   * Tables of the current layout: the entity keys of candidates by row id, from memory
+   * (EntityKeyCache), so that the searches read no column; null when one is not known, and the
+   * searches run again reading the column.
+   */
+  entityKeys?: (rowIds: bigint[]) => Promise<BigInt64Array | null>;
+}
+
+/** A candidate as its search listed it: its row (`_rowid` and what was read) and its score. */
+interface Listed {
+  row: Row;
+  score: number;
 }
 
 /**
@@ -96,12 +117,26 @@ export interface RankingContext {
  */
 export async function chunkRankings(context: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<ChunkRanking<Row>[]> {
   const legs = legsOf(query);
-  const perLeg = await Promise.all(legs.map((leg) => (leg.kind === 'semantic' ? semantic(context, query, where, depth) : keyword(context, query, where, depth))));
+  const search = (columns: readonly string[]) =>
+    Promise.all(legs.map((leg) => (leg.kind === 'semantic' ? semantic(context, columns, query, where, depth) : keyword(context, columns, query, where, depth))));
+  const { entityKeys } = context;
+  let perLeg = await search(entityKeys ? [] : context.candidates.columns);
+  if (entityKeys && !(await withEntityKeys(entityKeys, perLeg))) perLeg = await search(context.candidates.columns);
+  const { chunkKey } = context.candidates;
   return legs.map((leg, i) => {
-    const lists = perLeg[i]!;
+    const lists = perLeg[i]!.map((listed) => listed.map(({ row, score }) => ({ row, key: chunkKey(row), score })));
     const list = leg.kind === 'semantic' ? sortRanked(lists[0]!) : addedPerChunk(lists).slice(0, depth);
     return { candidates: list.map(({ row, key, score }) => ({ chunkKey: key, score, item: row })), weight: leg.weight, value: scale(leg, legs.length, list), cut: list.length >= depth };
   });
+}
+
+/** Gives every listed row its entity key (ENTITY_KEY_COLUMN) from `entityKeys`; false when one is not known. */
+async function withEntityKeys(entityKeys: (rowIds: bigint[]) => Promise<BigInt64Array | null>, perLeg: Listed[][][]): Promise<boolean> {
+  const rows = perLeg.flat(2).map(({ row }) => row);
+  const keys = await entityKeys(rows.map((row) => row._rowid as bigint));
+  if (!keys) return false;
+  rows.forEach((row, i) => (row[ENTITY_KEY_COLUMN] = keys[i]));
+  return true;
 }
 
 /** The rankings a query asks for; hybrid's keyword weight clamped to 0–1, whose extremes are one ranking, unchanged. */
@@ -135,18 +170,17 @@ function scale(leg: Leg, legs: number, list: Ranked[]): (score: number) => numbe
 }
 
 /** One list: the `depth` nearest chunks by cosine similarity. */
-async function semantic({ table, dimensions, ivfProbes, candidates }: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
+async function semantic({ table, dimensions, ivfProbes }: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const vector = query.vector;
   if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
   if (vector.length !== dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${dimensions}`);
-  const { columns, chunkKey } = candidates;
   let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...columns, '_distance']).withRowId().limit(depth);
   // A filter makes the search exact: the IVF index probes only some partitions, and a selective
   // filter's few matches may all lie outside them. The filter itself narrows the scan.
   if (where !== null) search = search.where(where).bypassVectorIndex();
   const rows = await queryRows(search);
   // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
-  return [rows.map((row) => ({ row, key: chunkKey(row), score: finiteOr(1 - Number(row._distance), -1) }))];
+  return [rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) }))];
 }
 
 /**
@@ -154,16 +188,15 @@ async function semantic({ table, dimensions, ivfProbes, candidates }: RankingCon
  * full-text index too (it scans unindexed fragments unless `fastSearch()` is set), so rows are
  * findable right after add; optimize() folds them into the index so that scan stays small.
  */
-async function keyword(context: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][]> {
+async function keyword(context: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
   await context.ensureFullText();
-  const { columns, chunkKey } = context.candidates;
   return Promise.all(
     FTS_COLUMNS.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
       if (where !== null) search = search.where(where);
-      return (await queryRows(search)).map((row) => ({ row, key: chunkKey(row), score: finiteOr(Number(row._score), 0) }));
+      return (await queryRows(search)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
     }),
   );
 }

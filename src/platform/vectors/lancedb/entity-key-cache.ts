@@ -1,0 +1,105 @@
+import type * as lancedb from '@lancedb/lancedb';
+import { ENTITY_KEY_COLUMN } from './arrow.js';
+
+/**
+ * The entity keys of a table's rows by row id, held in memory (8 bytes a row: 0.8 MB at 100,000
+ * chunks), so that a search's candidate searches read no column at all: each one's take of the entity
+ * key for its 200 candidates cost ~0.5–1.5 ms of CPU (bench:search's 100,000 chunks, semantic and
+ * keyword alike), three a hybrid search.
+ *
+ * A row id is its fragment's id (high 32 bits) and its offset in the fragment (low 32 bits), and a
+ * fragment's rows never change: writes add fragments, deletions mark rows of a fragment deleted (a
+ * search never lists them), and compaction writes new fragments under new ids. So the keys of a
+ * fragment, once read, stay right for as long as the fragment is searched; a fragment a search meets
+ * for the first time is read whole (~0.3 ms per 1,000 rows, once). Fragments compacted away are
+ * dropped when the cache holds more than twice the table's rows.
+ */
+export class EntityKeyCache {
+  /** Per table (collection id): its fragments' keys. */
+  private readonly tables = new Map<string, CachedTable>();
+
+  /**
+   * The entity keys of these row ids (as a search of `table` returned them), in their order. Null
+   * when one is not known: a row deleted before its fragment was read (a search of an older version,
+   * while a sync deletes); the caller then reads the column in its searches.
+   */
+  async keysOf(collectionId: string, table: lancedb.Table, rowIds: ArrayLike<bigint>): Promise<BigInt64Array | null> {
+    let cached = this.tables.get(collectionId);
+    if (!cached) {
+      cached = { fragments: new Map(), rows: 0 };
+      this.tables.set(collectionId, cached);
+    }
+    const keys = new BigInt64Array(rowIds.length);
+    const fragmentOf = new Int32Array(rowIds.length);
+    const offsetOf = new Int32Array(rowIds.length);
+    const wanted = new Set<number>();
+    for (let i = 0; i < rowIds.length; i++) {
+      const rowId = BigInt.asUintN(64, rowIds[i]!);
+      fragmentOf[i] = Number(rowId >> 32n);
+      offsetOf[i] = Number(rowId & 0xffffffffn);
+      wanted.add(fragmentOf[i]!);
+    }
+    const missing = [...wanted].filter((fragment) => !cached.fragments.has(fragment));
+    if (missing.length > 0) await this.load(table, cached, missing);
+    const loaded = new Map<number, BigInt64Array>();
+    for (const fragment of wanted) loaded.set(fragment, await cached.fragments.get(fragment)!);
+    for (let i = 0; i < rowIds.length; i++) {
+      const key = loaded.get(fragmentOf[i]!)![offsetOf[i]!];
+      if (key === undefined || key === 0n) return null;
+      keys[i] = key;
+    }
+    return keys;
+  }
+
+  /** The table's handle was dropped (its table deleted, or gone): its keys go too. */
+  forget(collectionId: string): void {
+    this.tables.delete(collectionId);
+  }
+
+  /** Reads the entity keys of whole fragments, one query for all of them (concurrent callers share it). */
+  private async load(table: lancedb.Table, cached: CachedTable, fragments: number[]): Promise<void> {
+    if (cached.rows > 2 * (await table.countRows())) {
+      // Mostly fragments compacted away: start again (a running load keeps its own promises).
+      cached.fragments.clear();
+      cached.rows = 0;
+    }
+    const ranges = fragments.map((fragment) => `(_rowid >= ${BigInt(fragment) << 32n} AND _rowid < ${BigInt(fragment + 1) << 32n})`).join(' OR ');
+    const split = table
+      .query()
+      .where(ranges)
+      .select([ENTITY_KEY_COLUMN])
+      .withRowId()
+      .toArrow()
+      .then((result) => {
+        cached.rows += result.numRows;
+        return keysByFragment(result.getChild('_rowid')!.toArray() as BigUint64Array, result.getChild(ENTITY_KEY_COLUMN)!.toArray() as BigInt64Array);
+      });
+    for (const fragment of fragments) cached.fragments.set(fragment, split.then((byFragment) => byFragment.get(fragment) ?? new BigInt64Array(0)));
+    try {
+      await split;
+    } catch (error) {
+      // A failed read is not kept: the next search tries again.
+      for (const fragment of fragments) cached.fragments.delete(fragment);
+      throw error;
+    }
+  }
+}
+
+interface CachedTable {
+  /** Fragment id → the entity key of each offset (0 for rows deleted when it was read). */
+  fragments: Map<number, Promise<BigInt64Array>>;
+  /** Rows read into `fragments`. */
+  rows: number;
+}
+
+/** Row ids and their entity keys as one array of keys by offset per fragment. */
+function keysByFragment(rowIds: BigUint64Array, values: BigInt64Array): Map<number, BigInt64Array> {
+  const lengths = new Map<number, number>();
+  for (const rowId of rowIds) {
+    const fragment = Number(rowId >> 32n);
+    lengths.set(fragment, Math.max(lengths.get(fragment) ?? 0, Number(rowId & 0xffffffffn) + 1));
+  }
+  const byFragment = new Map([...lengths].map(([fragment, length]) => [fragment, new BigInt64Array(length)]));
+  for (let i = 0; i < rowIds.length; i++) byFragment.get(Number(rowIds[i]! >> 32n))![Number(rowIds[i]! & 0xffffffffn)] = values[i]!;
+  return byFragment;
+}

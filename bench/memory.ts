@@ -236,13 +236,17 @@ try {
     })();
     /** The highest RSS read every 100 ms, with a breakdown taken as it was reached. */
     let highest = idle;
+    let highestAt = 0;
     const watching = (async () => {
       while (syncing) {
         await sleep(100);
         if (kib(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') <= highest.rss + 2 * MIB) continue;
         try {
           const now = await sample(pid, url);
-          if (now.rss > highest.rss) highest = now;
+          if (now.rss > highest.rss) {
+            highest = now;
+            highestAt = (performance.now() - started) / 1000;
+          }
         } catch {
           // as for the samples: a closed keep-alive socket; the next read tries again
         }
@@ -273,7 +277,7 @@ try {
     for (let turn = 0; turn < Number(values['searches-after']); turn++) afterwards.push(await timedSearch(call, turn));
     console.log(`search after the sync, one client back to back: ${latencySummary(afterwards)}`);
     console.log(`largest sample during the sync: ${line(peak)}`);
-    console.log(`highest RSS read every 100 ms: ${line(highest)}`);
+    console.log(`highest RSS read every 100 ms (at ${highestAt.toFixed(1)} s of ${seconds.toFixed(1)}): ${line(highest)}`);
     console.log(`after the sync: ${line(after)}`);
     console.log(`peak RSS (VmHWM) of the server: ${mib(after.peak)} MiB`);
   }

@@ -217,6 +217,41 @@ describe('LanceDbVectorIndex', () => {
     expect(await index.count(id)).toBe(61);
   });
 
+  test('a compaction by another process between a search’s ranking and its page read: the search ranks again on the new version and answers in full', async () => {
+    const id = randomUUID();
+    const writer = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    const searcher = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    try {
+      // Five adds, five fragments (no compaction yet): a compaction rewrites them all under new row ids.
+      for (let n = 0; n < 5; n++) await writer.add(id, Array.from({ length: 20 }, (_, i) => chunk(n * 20 + i)));
+      const query = { strategy: 'hybrid' as const, text: 'ordinary filler number 42', vector: seededVector(DIMENSIONS, 42), limit: 10, offset: 0 };
+      const table = (await (searcher as unknown as { tables: { existing(id: string): Promise<lancedb.Table | null> } }).tables.existing(id))!;
+      // The searcher's first page read waits for the writer's compaction: its row ids are then retired.
+      const take = table.takeRowIds.bind(table);
+      let takes = 0;
+      table.takeRowIds = (rowIds) => {
+        const taking = take(rowIds);
+        if (++takes === 1) {
+          const read = taking.toArrow.bind(taking);
+          taking.toArrow = async () => {
+            await writer.optimize(id);
+            return read();
+          };
+        }
+        return taking;
+      };
+      const hits = await searcher.search(id, query);
+      expect(takes).toBe(2);
+      expect((await writer.stats(id))!.fragmentStats.numFragments).toBe(1);
+      expect(hits).toHaveLength(10);
+      expect(hits[0]!.chunk.entityId).toBe('entity-42');
+      expect(hits.map((hit) => hit.chunk.chunkId)).toEqual((await searcher.search(id, query)).map((hit) => hit.chunk.chunkId));
+    } finally {
+      await writer.close();
+      await searcher.close();
+    }
+  });
+
   test('a long run of writes gets its IVF vector index at a compaction, before any optimize() call', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-ivf-writes-'));
     const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });

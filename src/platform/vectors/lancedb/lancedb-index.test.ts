@@ -12,7 +12,7 @@ import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-in
 import { ivfPartitionsFor, vectorIndexPartitions } from './maintenance.js';
 import { ivfProbesFor } from './rankings.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
-import type { ChunkRecord, ScoredChunk } from '../vector-index.js';
+import type { ChunkRecord, FilterGroup, ScoredChunk } from '../vector-index.js';
 
 const DIMENSIONS = 16;
 /** A cache cap far below what a 3,000-row table's indexes take. */
@@ -31,6 +31,28 @@ describe('LanceDbVectorIndex', () => {
   let directory: string;
   let index: LanceDbVectorIndex;
   const chunk = (seed: number, overrides: Partial<ChunkRecord> = {}) => makeChunk(DIMENSIONS, seed, overrides);
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+  /** A query between two chunks (nearer the first), so that its nearest lie in several IVF partitions. */
+  const between = (seed: number, other: number) => seededVector(DIMENSIONS, seed).map((value, i) => value + 0.6 * seededVector(DIMENSIONS, other)[i]!);
+  /** The chunk ids of the `n` chunks (of `chunk(seed)` for these seeds) nearest to `vector` by cosine, nearest first: the exact scan, in JS. */
+  const exactNearest = (vector: Float32Array, seeds: number[], n: number) => {
+    const cosine = (other: Float32Array) => {
+      let dot = 0;
+      let a = 0;
+      let b = 0;
+      for (let i = 0; i < vector.length; i++) {
+        dot += vector[i]! * other[i]!;
+        a += vector[i]! ** 2;
+        b += other[i]! ** 2;
+      }
+      return dot / Math.sqrt(a * b);
+    };
+    return seeds
+      .map((seed) => ({ seed, similarity: cosine(seededVector(DIMENSIONS, seed)) }))
+      .sort((x, y) => y.similarity - x.similarity)
+      .slice(0, n)
+      .map(({ seed }) => chunk(seed).chunkId);
+  };
 
   beforeAll(async () => {
     directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-'));
@@ -333,18 +355,46 @@ describe('LanceDbVectorIndex', () => {
       await writer.add(id, Array.from({ length: 3000 }, (_, i) => chunk(i)));
       await writer.optimize(id);
       expect((await writer.stats(id))!.indices.some((index) => index.columns.includes('vector'))).toBe(true);
-      // A filter makes a search exact (no IVF index); this one keeps every row.
-      const everyRow = [{ conditions: [{ field: 'service_system_metadata.chunk_index' as const, operator: 'greater_than_or_equal' as const, value: 0 }] }];
       for (const seed of [5, 777, 2048]) {
-        // A query between two chunks (nearer one), so that its nearest lie in several partitions.
-        const vector = seededVector(DIMENSIONS, seed).map((value, i) => value + 0.6 * seededVector(DIMENSIONS, seed + 1)[i]!);
-        const ids = async (filter?: typeof everyRow) => (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter })).map((hit) => hit.chunk.chunkId);
-        // The same chunks (their order may differ where distances tie to rounding: two code paths).
-        expect((await ids()).sort()).toEqual((await ids(everyRow)).sort());
+        const vector = between(seed, seed + 1);
+        const ids = (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0 })).map((hit) => hit.chunk.chunkId);
+        // The same chunks (their order may differ where distances tie to rounding).
+        expect(ids.sort()).toEqual(exactNearest(vector, range(3000), 50).sort());
       }
     } finally {
       await writer.close();
       await everyPartition.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a filtered semantic search keeps the IVF index when its filter keeps at least half the rows, and is exact under a selective filter', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-filter-share-'));
+    const writer = await LanceDbVectorIndex.open(dir, DIMENSIONS, { vectorIndexMinRows: 2000 });
+    // One partition probed: an IVF search then visibly misses most of the exact nearest.
+    const onePartition = await LanceDbVectorIndex.open(dir, DIMENSIONS, { ivfProbes: () => 1 });
+    try {
+      const id = randomUUID();
+      await writer.add(id, Array.from({ length: 3000 }, (_, i) => chunk(i)));
+      await writer.optimize(id);
+      const vector = between(1234, 1235);
+      const ids = async (filter?: FilterGroup[]) => (await onePartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter })).map((hit) => hit.chunk.chunkId);
+      const unfiltered = await ids();
+      expect(unfiltered.sort()).not.toEqual(exactNearest(vector, range(3000), 50).sort());
+      // Every row kept (and 2,000 of 3,000): the index as without a filter.
+      expect((await ids([{ conditions: [{ field: 'service_system_metadata.chunk_index', operator: 'greater_than_or_equal', value: 0 }] }])).sort()).toEqual(unfiltered.sort());
+      const twoThirds = range(3000).filter((seed) => seed % 3 !== 0);
+      const kept = new Set(twoThirds.map((seed) => chunk(seed).chunkId));
+      const filteredIds = await ids([{ conditions: [{ field: 'service_system_metadata.chunk_index', operator: 'equals', value: 0 }, { field: 'entity_id', operator: 'not_in', value: range(3000).filter((seed) => seed % 3 === 0).map((seed) => `entity-${seed}`) }] }]);
+      expect(filteredIds.every((chunkId) => kept.has(chunkId))).toBe(true);
+      expect(filteredIds.sort()).not.toEqual(exactNearest(vector, twoThirds, 50).sort());
+      // 30 rows kept: exact, every one of them found, nearest first.
+      const few = range(30).map((k) => k * 100 + 7);
+      const selective = await onePartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter: [{ conditions: [{ field: 'entity_id', operator: 'in', value: few.map((seed) => `entity-${seed}`) }] }] });
+      expect(selective.map((hit) => hit.chunk.chunkId)).toEqual(exactNearest(vector, few, 50));
+    } finally {
+      await writer.close();
+      await onePartition.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -388,11 +438,10 @@ describe('LanceDbVectorIndex', () => {
         expect(await nearest(writer, seed)).toBe(`entity-${seed}`);
         expect(await nearest(everyPartition, seed)).toBe(`entity-${seed}`);
       }
-      // Reading every partition of the new index is the exact scan (a filter keeping every row makes a search exact).
-      const everyRow = [{ conditions: [{ field: 'service_system_metadata.chunk_index' as const, operator: 'greater_than_or_equal' as const, value: 0 }] }];
-      const vector = seededVector(DIMENSIONS, 11).map((value, i) => value + 0.6 * seededVector(DIMENSIONS, 12)[i]!);
-      const ids = async (filter?: typeof everyRow) => (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0, filter })).map((hit) => hit.chunk.chunkId).sort();
-      expect(await ids()).toEqual(await ids(everyRow));
+      // Reading every partition of the new index is the exact scan.
+      const vector = between(11, 12);
+      const ids = (await everyPartition.search(id, { strategy: 'semantic', vector, limit: 50, offset: 0 })).map((hit) => hit.chunk.chunkId).sort();
+      expect(ids).toEqual(exactNearest(vector, range(3500), 50).sort());
     } finally {
       await writer.close();
       await everyPartition.close();

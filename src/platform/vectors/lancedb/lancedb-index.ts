@@ -4,6 +4,7 @@ import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type
 import { chunksToArrow } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
 import { EntityKeyCache } from './entity-key-cache.js';
+import { FilterShares, IVF_FILTER_MIN_SHARE } from './filter-shares.js';
 import { literal, whereClause } from './filters.js';
 import { ivfPartitionsFor, TableMaintenance } from './maintenance.js';
 import { candidateColumns, chunkRankings, ivfProbesFor } from './rankings.js';
@@ -27,6 +28,7 @@ export class LanceDbVectorIndex implements VectorIndex {
   private readonly tables: LanceDbTables;
   private readonly maintenance: TableMaintenance;
   private readonly entityKeys = new EntityKeyCache();
+  private readonly filterShares = new FilterShares();
   private readonly ivfProbes: (partitions: number) => number;
 
   private constructor(
@@ -39,6 +41,7 @@ export class LanceDbVectorIndex implements VectorIndex {
     this.tables = new LanceDbTables(db, dimensions, (collectionId) => {
       this.maintenance.forget(collectionId);
       this.entityKeys.forget(collectionId);
+      this.filterShares.forget(collectionId);
     });
     this.maintenance = new TableMaintenance(options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS, options.ivfPartitionsFor ?? ivfPartitionsFor, (collectionId, run) =>
       this.tables.exclusive(collectionId, run),
@@ -129,6 +132,14 @@ export class LanceDbVectorIndex implements VectorIndex {
     return Number(this.session.sizeBytes());
   }
 
+  /** IVF partitions a semantic search of the table probes with this filter; null for an exact scan (see RankingContext.ivfProbes). */
+  private async probesOf(collectionId: string, table: lancedb.Table, where: string | null): Promise<number | null> {
+    const partitions = await this.maintenance.vectorPartitions(collectionId, table);
+    if (partitions === null) return null;
+    if (where !== null && (await this.filterShares.share(collectionId, table, where)) < IVF_FILTER_MIN_SHARE) return null;
+    return Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions))));
+  }
+
   private resultColumns(table: lancedb.Table): ResultColumns {
     return this.tables.isCurrentLayout(table) ? DETAILS_RESULT : LEGACY_RESULT;
   }
@@ -155,11 +166,10 @@ export class LanceDbVectorIndex implements VectorIndex {
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
       const currentLayout = this.tables.isCurrentLayout(table);
       const candidates = candidateColumns(currentLayout);
-      const partitions = query.strategy === 'keyword' ? null : await this.maintenance.vectorPartitions(collectionId, table);
       const context = {
         table,
         dimensions: this.dimensions,
-        ivfProbes: partitions === null ? 1 : Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions)))),
+        ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, where),
         ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
         candidates,
         entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, rowIds) : undefined,

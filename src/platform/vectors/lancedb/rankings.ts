@@ -77,8 +77,12 @@ type Leg = { kind: 'semantic' | 'keyword'; weight: number };
 export interface RankingContext {
   table: lancedb.Table;
   dimensions: number;
-  /** IVF partitions a semantic search probes (`ivfProbesFor` the table's index; any number when it has none). */
-  ivfProbes: number;
+  /**
+   * IVF partitions a semantic search probes (`ivfProbesFor` the table's index), or null for an exact
+   * scan: a table without the index, or a filter keeping few rows (IVF_FILTER_MIN_SHARE), whose
+   * matches may all lie outside the probed partitions (the filter itself narrows the scan).
+   */
+  ivfProbes: number | null;
   /** Run before a keyword search: makes sure the table has its full-text indexes. */
   ensureFullText: () => Promise<void>;
   /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
@@ -174,10 +178,9 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
   const vector = query.vector;
   if (!vector) throw new Error(`A ${query.strategy} search needs a query vector`);
   if (vector.length !== dimensions) throw new Error(`Query vector has ${vector.length} dimensions; the index expects ${dimensions}`);
-  let search = table.vectorSearch(vector).distanceType('cosine').nprobes(ivfProbes).select([...columns, '_distance']).withRowId().limit(depth);
-  // A filter makes the search exact: the IVF index probes only some partitions, and a selective
-  // filter's few matches may all lie outside them. The filter itself narrows the scan.
-  if (where !== null) search = search.where(where).bypassVectorIndex();
+  let search = table.vectorSearch(vector).distanceType('cosine').select([...columns, '_distance']).withRowId().limit(depth);
+  search = ivfProbes === null ? search.bypassVectorIndex() : search.nprobes(ivfProbes);
+  if (where !== null) search = search.where(where);
   const rows = await queryRows(search);
   // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
   return [rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) }))];

@@ -64,6 +64,20 @@ describe('EntityKeyCache', () => {
     expect([...(await cache.keysOf(id, table, after.rowIds))!]).toEqual(after.keys);
   });
 
+  test('concurrent searches each get their rows’ keys while the fragments are being read; a failed read is not kept', async () => {
+    const table = await db.openTable(LanceDbVectorIndex.tableName(id));
+    const { rowIds, keys } = await column(table);
+    const cache = new EntityKeyCache();
+    const parts = await Promise.all(Array.from({ length: 8 }, (_, k) => cache.keysOf(id, table, rowIds.filter((_, i) => i % 8 === k))));
+    parts.forEach((part, k) => expect([...part!]).toEqual(keys.filter((_, i) => i % 8 === k)));
+
+    const closed = await db.openTable(LanceDbVectorIndex.tableName(id));
+    closed.close();
+    const fresh = new EntityKeyCache();
+    await expect(fresh.keysOf(id, closed, rowIds)).rejects.toThrow();
+    expect([...(await fresh.keysOf(id, table, rowIds))!]).toEqual(keys);
+  });
+
   test('a row deleted before its fragment was read is not known (null: a search then reads the column); searches group chunks by cached keys', async () => {
     const table = await db.openTable(LanceDbVectorIndex.tableName(id));
     const { rowIds, keys } = await column(table);

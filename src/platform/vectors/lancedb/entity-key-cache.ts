@@ -25,11 +25,11 @@ export class EntityKeyCache {
    */
   async keysOf(collectionId: string, table: lancedb.Table, rowIds: ArrayLike<bigint>): Promise<BigInt64Array | null> {
     let cached = this.tables.get(collectionId);
-    if (!cached) {
-      cached = { fragments: new Map(), rows: 0 };
+    if (!cached || cached.rows > 2 * cached.tableRows) {
+      // New, or holding mostly fragments compacted away: start again.
+      cached = { fragments: new Map(), rows: 0, tableRows: cached?.tableRows ?? 0 };
       this.tables.set(collectionId, cached);
     }
-    const keys = new BigInt64Array(rowIds.length);
     const fragmentOf = new Int32Array(rowIds.length);
     const offsetOf = new Int32Array(rowIds.length);
     const wanted = new Set<number>();
@@ -39,10 +39,17 @@ export class EntityKeyCache {
       offsetOf[i] = Number(rowId & 0xffffffffn);
       wanted.add(fragmentOf[i]!);
     }
-    const missing = [...wanted].filter((fragment) => !cached.fragments.has(fragment));
-    if (missing.length > 0) await this.load(table, cached, missing);
+    // The promises are taken before any await: what another search clears or adds meanwhile does not change them.
+    const reading = new Map<number, Promise<BigInt64Array>>();
+    for (const fragment of wanted) {
+      const known = cached.fragments.get(fragment);
+      if (known) reading.set(fragment, known);
+    }
+    const missing = [...wanted].filter((fragment) => !reading.has(fragment));
+    if (missing.length > 0) for (const [fragment, keys] of this.load(table, cached, missing)) reading.set(fragment, keys);
     const loaded = new Map<number, BigInt64Array>();
-    for (const fragment of wanted) loaded.set(fragment, await cached.fragments.get(fragment)!);
+    for (const [fragment, keys] of reading) loaded.set(fragment, await keys);
+    const keys = new BigInt64Array(rowIds.length);
     for (let i = 0; i < rowIds.length; i++) {
       const key = loaded.get(fragmentOf[i]!)![offsetOf[i]!];
       if (key === undefined || key === 0n) return null;
@@ -56,13 +63,12 @@ export class EntityKeyCache {
     this.tables.delete(collectionId);
   }
 
-  /** Reads the entity keys of whole fragments, one query for all of them (concurrent callers share it). */
-  private async load(table: lancedb.Table, cached: CachedTable, fragments: number[]): Promise<void> {
-    if (cached.rows > 2 * (await table.countRows())) {
-      // Mostly fragments compacted away: start again (a running load keeps its own promises).
-      cached.fragments.clear();
-      cached.rows = 0;
-    }
+  /**
+   * Starts reading the entity keys of whole fragments, one query for all of them, and returns (and
+   * keeps, for concurrent and later searches) a promise of each fragment's keys. A failed read is not
+   * kept: the next search tries again.
+   */
+  private load(table: lancedb.Table, cached: CachedTable, fragments: number[]): Map<number, Promise<BigInt64Array>> {
     const ranges = fragments.map((fragment) => `(_rowid >= ${BigInt(fragment) << 32n} AND _rowid < ${BigInt(fragment + 1) << 32n})`).join(' OR ');
     const split = table
       .query()
@@ -70,18 +76,20 @@ export class EntityKeyCache {
       .select([ENTITY_KEY_COLUMN])
       .withRowId()
       .toArrow()
-      .then((result) => {
+      .then(async (result) => {
         cached.rows += result.numRows;
+        cached.tableRows = await table.countRows();
         return keysByFragment(result.getChild('_rowid')!.toArray() as BigUint64Array, result.getChild(ENTITY_KEY_COLUMN)!.toArray() as BigInt64Array);
       });
-    for (const fragment of fragments) cached.fragments.set(fragment, split.then((byFragment) => byFragment.get(fragment) ?? new BigInt64Array(0)));
-    try {
-      await split;
-    } catch (error) {
-      // A failed read is not kept: the next search tries again.
-      for (const fragment of fragments) cached.fragments.delete(fragment);
-      throw error;
+    const promises = new Map(fragments.map((fragment) => [fragment, split.then((byFragment) => byFragment.get(fragment) ?? new BigInt64Array(0))]));
+    for (const [fragment, keys] of promises) {
+      cached.fragments.set(fragment, keys);
+      // Whoever awaits it sees the failure; one left unawaited (its search failed on another) is not an unhandled rejection.
+      keys.catch(() => {
+        if (cached.fragments.get(fragment) === keys) cached.fragments.delete(fragment);
+      });
     }
+    return promises;
   }
 }
 
@@ -90,6 +98,8 @@ interface CachedTable {
   fragments: Map<number, Promise<BigInt64Array>>;
   /** Rows read into `fragments`. */
   rows: number;
+  /** The table's rows when a fragment was last read: `rows` beyond twice as many start the cache again. */
+  tableRows: number;
 }
 
 /** Row ids and their entity keys as one array of keys by offset per fragment. */

@@ -99,8 +99,13 @@ try {
       const job = Array.isArray(jobs.body) ? jobs.body.find((j: { id: string }) => j.id === first.id) : undefined;
       const point = { seconds: (performance.now() - t0) / 1000, rss: residentMemory().now, jobEntities: job?.entities_inserted ?? 0 };
       curve.push(point);
-      // Printed as it goes: a run of a million entities is long.
-      if (values['memory-curve']) console.log(`memory: ${point.seconds.toFixed(0).padStart(6)} s  ${String(point.jobEntities).padStart(8)} entities  ${point.rss.toFixed(0)} MiB RSS`);
+      // Printed as it goes: a run of a million entities is long. The main thread's V8 heap and the
+      // buffers outside it tell what grows on the JavaScript side from what grows in native libraries.
+      const heap = process.memoryUsage();
+      const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+      if (values['memory-curve']) {
+        console.log(`memory: ${point.seconds.toFixed(0).padStart(6)} s  ${String(point.jobEntities).padStart(8)} entities  ${point.rss.toFixed(0)} MiB RSS  (main thread's heap ${mib(heap.heapUsed)} used of ${mib(heap.heapTotal)}, ${mib(heap.external)} external, ${mib(heap.arrayBuffers)} in array buffers)`);
+      }
     });
   }, Number(values['sample-seconds']) * 1000);
   // One client searching while the sync runs (it shares the process, so it takes from the sync).

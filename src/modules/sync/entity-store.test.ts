@@ -76,6 +76,10 @@ describe.each<Deployment>(['embedded', 'servers'])('the entity table written in 
     expect(byId.size).toBe(AWKWARD.length + 1);
 
     expect(await store.delete(connectionId, ['{braced}', 'NULL', 'never stored'])).toBe(2);
-    expect((await store.allIds(connectionId)).sort()).toEqual([...AWKWARD, 'new one'].filter((id) => id !== '{braced}' && id !== 'NULL').sort());
+    // Read in pages of 3: each continues after the last id of the one before.
+    const pages: string[][] = [];
+    for await (const page of store.ids(connectionId, 3)) pages.push(page);
+    expect(pages.slice(0, -1).every((page) => page.length === 3)).toBe(true);
+    expect(pages.flat().sort()).toEqual([...AWKWARD, 'new one'].filter((id) => id !== '{braced}' && id !== 'NULL').sort());
   });
 });

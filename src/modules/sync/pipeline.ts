@@ -4,6 +4,7 @@ import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
+import { EntityIdSet } from './entity-id-set.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import { RawStore } from './raw-store.js';
 import type { EffectiveSyncConfig } from './sync-config-layers.js';
@@ -94,8 +95,8 @@ interface ChangedEntity {
 
 /** The entity ids a run met so far: yielded (or kept), and deleted by the source's items. */
 interface RunIds {
-  seen: Set<string>;
-  deleted: Set<string>;
+  seen: EntityIdSet;
+  deleted: EntityIdSet;
 }
 
 /** A batch between the stages: what changed, its chunk records (embedded), and what to delete. */
@@ -147,7 +148,7 @@ export class SyncPipeline {
 
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
-    const ids: RunIds = { seen: new Set(), deleted: new Set() };
+    const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet() };
     const guardrail = new EntityGuardrail(run, this.deps);
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
@@ -199,9 +200,9 @@ export class SyncPipeline {
     if (committing) await committing;
     if (run.source.complete) {
       run.signal.throwIfAborted();
-      const gone = (await this.deps.entities.allIds(run.sourceConnectionId)).filter((id) => !ids.seen.has(id));
-      for (let start = 0; start < gone.length; start += this.deps.batchSize) {
-        const deletions = gone.slice(start, start + this.deps.batchSize);
+      for await (const stored of this.deps.entities.ids(run.sourceConnectionId, this.deps.batchSize)) {
+        const deletions = stored.filter((id) => !ids.seen.has(id));
+        if (deletions.length === 0) continue;
         await this.deleteChunks(run, index, deletions);
         await raw.write([], deletions);
         counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);

@@ -41,9 +41,10 @@ export interface CandidateColumns {
 }
 
 /**
- * The current layout: the entity key alone (a fixed-width column, which tells containers too), and
- * the row id (read anyway, for the page) as the chunk's identity: unique per chunk in the version a
- * search reads. (Should a compaction by another process fall between a query's searches, a chunk
+ * The current layout: the entity key alone (a fixed-width column, which tells containers too; the
+ * searches read it only when the keys kept in memory by row id miss a row, see
+ * RankingContext.entityKeys), and the row id (read anyway, for the page) as the chunk's identity:
+ * unique per chunk in the version a search reads. (Should a compaction by another process fall between a query's searches, a chunk
  * listed by both would count as two chunks of its document: the document's score is the same, only
  * which of its chunks shows may differ.)
  */

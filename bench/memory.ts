@@ -12,7 +12,8 @@
  * a reservation of gigabytes: PGlite's), JIT code (rwx), and the rest (V8's heap, blocks malloc maps on
  * their own from 128 KiB up such as Arrow buffers and the word-vector matrix, thread stacks). The RSS is
  * also read every 100 ms during the sync, and the highest gets a breakdown of its own: the peak
- * falls between samples (LanceDB's index upkeep at the end of a sync lasts a second or two).
+ * falls between samples (LanceDB's index upkeep at the end of a sync lasts a second or two). The
+ * server's error-level log lines are printed as they come (a search that answered 500 says why).
  *
  *   npm run bench:memory [-- --entities 100000]              (0: idle only)
  *   npm run bench:memory -- --entities 1000000 --search-every-ms 1000 --sample-seconds 30
@@ -137,6 +138,18 @@ async function sample(pid: number, url: string): Promise<Sample> {
   };
 }
 
+/** The server's log lines of level error or fatal (its stdout is read here, not shown): what made a search answer 500. */
+function printServerError(text: string): void {
+  if (!/"level":(50|60)\b/.test(text)) return;
+  let entry: { msg?: string; err?: { message?: string; stack?: string } };
+  try {
+    entry = JSON.parse(text);
+  } catch {
+    entry = { msg: text.slice(0, 500) }; // not a log entry after all
+  }
+  console.log(`server error: ${entry.msg ?? ''}: ${entry.err?.stack?.split('\n').slice(0, 4).join(' | ') ?? entry.err?.message ?? ''}`);
+}
+
 /** Queries taken in turn, so no answer is served from a cache of the previous one. */
 const QUERIES = ['clinical trial patient dose', 'gene expression in tumour cells', 'vaccine immune response', 'protein binding site structure'];
 
@@ -181,11 +194,15 @@ const exited = new Promise<number | null>((resolve) => child.once('exit', resolv
 process.once('exit', () => child.kill('SIGTERM')); // also when this bench dies of an error: no server left behind
 try {
   const url = await new Promise<string>((resolve, reject) => {
-    let output = '';
+    let partial = '';
     child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const listening = /listening on (\S+)/.exec(output);
-      if (listening) resolve(listening[1]!);
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const text of lines) {
+        const listening = /listening on (\S+)/.exec(text);
+        if (listening) resolve(listening[1]!);
+        printServerError(text);
+      }
     });
     void exited.then((code) => reject(new Error(`the server exited with code ${code} before listening`)));
   });

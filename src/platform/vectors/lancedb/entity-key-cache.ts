@@ -79,6 +79,8 @@ export class EntityKeyCache {
       .then(async (result) => {
         cached.rows += result.numRows;
         cached.tableRows = await table.countRows();
+        // A read of no rows (fragments compacted or deleted away since the search's version) has no columns at all.
+        if (result.numRows === 0) return new Map<number, BigInt64Array>();
         return keysByFragment(result.getChild('_rowid')!.toArray() as BigUint64Array, result.getChild(ENTITY_KEY_COLUMN)!.toArray() as BigInt64Array);
       });
     const promises = new Map(fragments.map((fragment) => [fragment, split.then((byFragment) => byFragment.get(fragment) ?? new BigInt64Array(0))]));

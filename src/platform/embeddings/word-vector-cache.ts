@@ -56,7 +56,7 @@ export function resolveWinkJson(): string {
 /**
  * How the matrix is stored: `int8` (the service's: a byte per value and a Float32 scale per row) or
  * `float32` (the package's vectors exactly, four times the size: the reference the quantization is
- * measured against by its test and bench:embedding).
+ * measured against, word-vector-quantization.test.ts).
  */
 export type MatrixPrecision = 'int8' | 'float32';
 

@@ -92,4 +92,19 @@ describe('EntityKeyCache', () => {
     expect(hits).toHaveLength(99);
     expect(new Set(hits.map((hit) => hit.chunk.entityId)).size).toBe(99);
   });
+  test('a table another process dropped and made again under the same name is not read with the old table\'s keys', async () => {
+    // This handle searches (and caches the keys of fragment 0); another index on the same directory
+    // (a worker process re-embedding) drops the table and writes new entities, again from fragment 0
+    // (fewer rows than the old fragment 0 held: each row's offset has a key in the old fragment's).
+    expect(await index.search(id, { strategy: 'keyword', text: 'ordinary filler', limit: 200, offset: 0 })).toHaveLength(100);
+    const other = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    try {
+      await other.deleteCollection(id);
+      await other.add(id, Array.from({ length: 60 }, (_, e) => makeChunk(DIMENSIONS, e, { entityId: `new-${e}`, chunkIndex: 0 })));
+    } finally {
+      await other.close();
+    }
+    const hits = await index.search(id, { strategy: 'keyword', text: 'ordinary filler', limit: 200, offset: 0 });
+    expect(hits.map((hit) => hit.chunk.entityId).sort()).toEqual(Array.from({ length: 60 }, (_, e) => `new-${e}`).sort());
+  });
 });

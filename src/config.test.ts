@@ -9,7 +9,8 @@ const noDotenv = '/nonexistent/.env';
 describe('configuration', () => {
   test('defaults describe the embedded deployment on 127.0.0.1:8080 with data under ./data', () => {
     const config = loadConfig({}, noDotenv);
-    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', databaseUrl: undefined, redisUrl: undefined });
+    expect(config).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', databaseUrl: undefined, redisUrl: undefined, lanceDbIndexCacheMb: 128 });
+    expect(loadConfig({ CATCHMENT_LANCEDB_INDEX_CACHE_MB: '640' }, noDotenv).lanceDbIndexCacheMb).toBe(640);
     expect(isEmbedded(config)).toBe(true);
   });
 
@@ -25,6 +26,7 @@ describe('configuration', () => {
     ['CATCHMENT_RATE_LIMIT_WINDOW_SECONDS', '0', /CATCHMENT_RATE_LIMIT_WINDOW_SECONDS must be between 1/],
     ['CATCHMENT_WEBHOOKS_ALLOW_HTTP', 'maybe', /CATCHMENT_WEBHOOKS_ALLOW_HTTP must be true or false/],
     ['CATCHMENT_CORS_ORIGINS', 'https://app.example.com/path', /CATCHMENT_CORS_ORIGINS must be \* or comma-separated origins/],
+    ['CATCHMENT_LANCEDB_INDEX_CACHE_MB', '8', /CATCHMENT_LANCEDB_INDEX_CACHE_MB must be between 16/],
   ])('%s=%s is refused with a message naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value }, noDotenv)).toThrow(message);

@@ -8,7 +8,7 @@ import type { VectorIndex } from './vector-index.js';
  * ~27 MiB of resident memory that an embedded deployment never uses.
  */
 export async function createVectorIndex(
-  config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort'>,
+  config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort' | 'lanceDbIndexCacheMb'>,
   dimensions: number,
 ): Promise<VectorIndex> {
   if (config.weaviateUrl !== undefined) {
@@ -16,5 +16,5 @@ export async function createVectorIndex(
     return WeaviateVectorIndex.open({ url: config.weaviateUrl, apiKey: config.weaviateApiKey, grpcPort: config.weaviateGrpcPort, dimensions });
   }
   const { LanceDbVectorIndex } = await import('./lancedb/lancedb-index.js');
-  return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions);
+  return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions, { indexCacheBytes: config.lanceDbIndexCacheMb * 1024 * 1024 });
 }

@@ -360,7 +360,7 @@ describe('createVectorIndex', () => {
   test('without WEAVIATE_URL: LanceDB under <data dir>/lancedb', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-factory-'));
     try {
-      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051 }, 4);
+      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051, lanceDbIndexCacheMb: 128 }, 4);
       expect(index).toBeInstanceOf(LanceDbVectorIndex);
       const id = randomUUID();
       await index.add(id, [makeChunk(4, 1)]);
@@ -380,7 +380,7 @@ describe('createVectorIndex', () => {
     const port = (server.address() as { port: number }).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const started = Date.now();
-    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port }, 4).then(
+    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port, lanceDbIndexCacheMb: 128 }, 4).then(
       () => null,
       (caught: unknown) => caught as Error,
     );

@@ -3,16 +3,14 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
-import type { PgliteThreadInit, PgliteThreadReply, PgliteThreadRequest } from './pglite-thread.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
- * served over the Postgres wire protocol so the ORM uses the ordinary `pg` driver. PGlite and its
- * server run on a thread of their own (pglite-thread.ts), off the main thread that serves the API.
+ * served over the Postgres wire protocol so the ORM uses the ordinary `pg` driver.
  *
  * Only one process may open the files. The one that does writes `pglite.json` (its pid and address);
  * every other process (the CLI while the server runs) connects to that address instead.
@@ -81,18 +79,21 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
-    const socket = path.join(socketDirectory.path, SOCKET_NAME);
-    rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
-    const thread = await startPgliteThread({ kind: 'catchment-pglite-thread', directory: path.join(dataDir, PGLITE_DIRECTORY), settings: EMBEDDED_SETTINGS, socket, maxConnections: 32 }, logger);
+    const db = await PGlite.create(path.join(dataDir, PGLITE_DIRECTORY), { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
     tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
+    const socket = path.join(socketDirectory.path, SOCKET_NAME);
+    rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
+    const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 32 });
+    await server.start();
     const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
     writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
     logger.info({ socket }, 'embedded database ready');
     return {
       url,
       close: async () => {
-        await thread.close();
+        await server.stop();
+        await db.close();
         socketDirectory.remove();
         rmSync(lockFile, { force: true });
       },
@@ -102,54 +103,6 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
     rmSync(lockFile, { force: true });
     throw error;
   }
-}
-
-/** The thread's module: the `.ts` source in development, the compiled `.js` in dist/, as this module is. */
-const PGLITE_THREAD_URL = new URL(`./pglite-thread${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-
-/** The `.ts` source runs on Node's own type stripping, not on the loader the main thread may have (swc in development and tests). */
-function threadExecArgv(): string[] | undefined {
-  const nativeTypeScript = Boolean((process.features as { typescript?: unknown }).typescript);
-  return PGLITE_THREAD_URL.pathname.endsWith('.ts') && nativeTypeScript ? [] : undefined;
-}
-
-/**
- * Starts PGlite and its socket server on a thread of their own; resolves once it serves. `close`
- * stops the server, closes the database (its files are then consistent) and ends the thread.
- */
-function startPgliteThread(init: PgliteThreadInit, logger: Logger): Promise<{ close(): Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(PGLITE_THREAD_URL, { workerData: init, name: 'catchment-pglite', execArgv: threadExecArgv() });
-    let serving = false;
-    let closing: Promise<void> | null = null;
-    // Settles once the thread has ended, so nothing of it outlives the close.
-    const close = () =>
-      (closing ??= new Promise<void>((closed, failed) => {
-        let error: string | null = null;
-        worker.on('message', (reply: PgliteThreadReply) => {
-          if (reply.type === 'closed') error = reply.error;
-        });
-        worker.once('exit', () => (error ? failed(new Error(`The embedded database did not close cleanly: ${error}`)) : closed()));
-        worker.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
-      }));
-    worker.once('message', (reply: PgliteThreadReply) => {
-      if (reply.type === 'ready') {
-        serving = true;
-        resolve({ close });
-      } else if (reply.type === 'failed') {
-        reject(new Error(`The embedded database did not start: ${reply.message}`));
-        void worker.terminate();
-      }
-    });
-    worker.on('error', (error) => {
-      reject(error);
-      logger.error({ err: error }, 'the embedded database thread failed');
-    });
-    worker.once('exit', (code) => {
-      if (!serving) reject(new Error(`The embedded database thread ended (exit code ${code}) before it served`));
-      else if (!closing) logger.error({ code }, 'the embedded database thread ended while in use');
-    });
-  });
 }
 
 /** libpq's socket file name inside the `host` directory (the `pg` driver looks for this name). */

@@ -7,7 +7,7 @@
  * Two ids share a fingerprint with probability about n² / 2⁶⁵ over the run (3·10⁻⁸ at a million): the
  * one met second would be taken for met already. What a caller does with `has` must stay correct then,
  * only less lean (the pipeline waits for earlier writes it need not have waited for, or keeps an entity
- * the source no longer has until the next complete run).
+ * the source no longer has for as long as the id it collides with is still met).
  */
 export class EntityIdSet {
   /** The fingerprints' two halves; a slot with both zero is empty (a zero fingerprint is stored as 1). */

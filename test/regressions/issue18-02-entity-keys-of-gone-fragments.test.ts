@@ -43,9 +43,9 @@ describe('issue 18-02: entity keys of fragments gone since the search read them'
       await index.optimize(id); // three fragments rewritten as one, under a new fragment id
       await table.checkoutLatest();
       const cache = new EntityKeyCache();
-      expect(await cache.keysOf(id, table, before.rowIds)).toBeNull();
+      expect(await cache.keysOf(id, table, await table.version(), before.rowIds)).toBeNull();
       const after = await read();
-      expect([...(await cache.keysOf(id, table, after.rowIds))!]).toEqual(after.keys);
+      expect([...(await cache.keysOf(id, table, await table.version(), after.rowIds))!]).toEqual(after.keys);
       // Searches answer meanwhile, one result per entity.
       expect(await index.search(id, { strategy: 'keyword', text: 'ordinary filler', limit: 50, offset: 0 })).toHaveLength(30);
     } finally {

@@ -52,8 +52,8 @@ describe('EntityKeyCache', () => {
     expect(new Set(before.rowIds.map((rowId) => rowId >> 32n)).size).toBe(3);
     // Any order, repeats, a subset first and then all (the fragments read by the first call are reused).
     const order = before.rowIds.map((_, i) => (i * 37) % before.rowIds.length);
-    expect([...(await cache.keysOf(id, table, order.slice(0, 25).map((i) => before.rowIds[i]!)))!]).toEqual(order.slice(0, 25).map((i) => before.keys[i]));
-    expect([...(await cache.keysOf(id, table, [...order, 0].map((i) => before.rowIds[i]!)))!]).toEqual([...order, 0].map((i) => before.keys[i]));
+    expect([...(await cache.keysOf(id, table, await table.version(), order.slice(0, 25).map((i) => before.rowIds[i]!)))!]).toEqual(order.slice(0, 25).map((i) => before.keys[i]));
+    expect([...(await cache.keysOf(id, table, await table.version(), [...order, 0].map((i) => before.rowIds[i]!)))!]).toEqual([...order, 0].map((i) => before.keys[i]));
     expect(before.keys).toContain(entityKeyOf('conn-1', 'entity-95', false));
 
     await index.deleteEntities(id, 'conn-1', ['entity-3', 'entity-50']);
@@ -61,21 +61,22 @@ describe('EntityKeyCache', () => {
     await table.checkoutLatest();
     const after = await column(table);
     expect(after.rowIds.some((rowId) => before.rowIds.includes(rowId))).toBe(false);
-    expect([...(await cache.keysOf(id, table, after.rowIds))!]).toEqual(after.keys);
+    expect([...(await cache.keysOf(id, table, await table.version(), after.rowIds))!]).toEqual(after.keys);
   });
 
   test('concurrent searches each get their rows’ keys while the fragments are being read; a failed read is not kept', async () => {
     const table = await db.openTable(LanceDbVectorIndex.tableName(id));
     const { rowIds, keys } = await column(table);
     const cache = new EntityKeyCache();
-    const parts = await Promise.all(Array.from({ length: 8 }, (_, k) => cache.keysOf(id, table, rowIds.filter((_, i) => i % 8 === k))));
+    const version = await table.version();
+    const parts = await Promise.all(Array.from({ length: 8 }, (_, k) => cache.keysOf(id, table, version, rowIds.filter((_, i) => i % 8 === k))));
     parts.forEach((part, k) => expect([...part!]).toEqual(keys.filter((_, i) => i % 8 === k)));
 
     const closed = await db.openTable(LanceDbVectorIndex.tableName(id));
     closed.close();
     const fresh = new EntityKeyCache();
-    await expect(fresh.keysOf(id, closed, rowIds)).rejects.toThrow();
-    expect([...(await fresh.keysOf(id, table, rowIds))!]).toEqual(keys);
+    await expect(fresh.keysOf(id, closed, version, rowIds)).rejects.toThrow();
+    expect([...(await fresh.keysOf(id, table, version, rowIds))!]).toEqual(keys);
   });
 
   test('a row deleted before its fragment was read is not known (null: a search then reads the column); searches group chunks by cached keys', async () => {
@@ -85,8 +86,8 @@ describe('EntityKeyCache', () => {
     await index.deleteEntities(id, 'conn-1', ['entity-7']);
     await table.checkoutLatest();
     const cache = new EntityKeyCache();
-    expect(await cache.keysOf(id, table, [rowIds[0]!, deleted])).toBeNull();
-    expect([...(await cache.keysOf(id, table, [rowIds[0]!]))!]).toEqual([keys[0]]);
+    expect(await cache.keysOf(id, table, await table.version(), [rowIds[0]!, deleted])).toBeNull();
+    expect([...(await cache.keysOf(id, table, await table.version(), [rowIds[0]!]))!]).toEqual([keys[0]]);
     // The index's searches key candidates from its own cache: one result per entity, whose chunks (1–3) share a key.
     const hits = await index.search(id, { strategy: 'keyword', text: 'ordinary filler', limit: 200, offset: 0 });
     expect(hits).toHaveLength(99);

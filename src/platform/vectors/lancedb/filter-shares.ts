@@ -13,12 +13,11 @@ export const IVF_FILTER_MIN_SHARE = 0.5;
 /** Filters remembered per table version: a search's filter is seldom one of more. */
 const MAX_FILTERS = 64;
 
-/** The share of a table's rows a filter keeps, counted once per table version. */
+/** The share of a table's rows a filter keeps, counted once per table version (the caller's read of it). */
 export class FilterShares {
   private readonly tables = new Map<string, { version: number; rows: number; shares: Map<string, number> }>();
 
-  async share(collectionId: string, table: lancedb.Table, where: string): Promise<number> {
-    const version = await table.version();
+  async share(collectionId: string, table: lancedb.Table, version: number, where: string): Promise<number> {
     let seen = this.tables.get(collectionId);
     if (seen?.version !== version) {
       seen = { version, rows: await table.countRows(), shares: new Map() };

@@ -133,10 +133,10 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /** IVF partitions a semantic search of the table probes with this filter; null for an exact scan (see RankingContext.ivfProbes). */
-  private async probesOf(collectionId: string, table: lancedb.Table, where: string | null): Promise<number | null> {
-    const partitions = await this.maintenance.vectorPartitions(collectionId, table);
+  private async probesOf(collectionId: string, table: lancedb.Table, version: number, where: string | null): Promise<number | null> {
+    const partitions = await this.maintenance.vectorPartitions(collectionId, table, version);
     if (partitions === null) return null;
-    if (where !== null && (await this.filterShares.share(collectionId, table, where)) < IVF_FILTER_MIN_SHARE) return null;
+    if (where !== null && (await this.filterShares.share(collectionId, table, version, where)) < IVF_FILTER_MIN_SHARE) return null;
     return Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions))));
   }
 
@@ -166,13 +166,15 @@ export class LanceDbVectorIndex implements VectorIndex {
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
       const currentLayout = this.tables.isCurrentLayout(table);
       const candidates = candidateColumns(currentLayout);
+      // Read once: the index's partitions, the filter's share and the cached entity keys are all kept per version.
+      const version = await table.version();
       const context = {
         table,
         dimensions: this.dimensions,
-        ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, where),
+        ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, version, where),
         ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
         candidates,
-        entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, rowIds) : undefined,
+        entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
       };
       const result = this.resultColumns(table);
       // Containers count at CONTAINER_WEIGHT (see there).

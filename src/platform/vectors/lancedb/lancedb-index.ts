@@ -108,7 +108,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       const table = await this.tables.existing(collectionId);
       if (!table) return;
       await this.maintenance.compact(collectionId, table);
-      await this.maintenance.upkeepVectorIndex(collectionId, table);
+      await this.maintenance.upkeepVectorIndex(collectionId, table, true);
     });
   }
 

@@ -24,6 +24,29 @@ export function ivfPartitionsFor(rows: number): number {
 }
 
 /**
+ * Segments a vector index may hold at a sync's end (`upkeepVectorIndex` with `atRest`) before it is
+ * trained again as one: one, and one more per 250,000 rows. LanceDB's optimize() folds new rows
+ * into a vector index as a segment of their own and never merges segments (0.39's Node API passes no
+ * `num_indices_to_merge`; it merges only when it splits a partition): 6 adds of 2,000 rows to a
+ * 100,000-row table, each optimized, left 7 segments. A search probes every segment, so each costs
+ * ~0.5 ms of CPU per semantic search (bench:search's 100,000 chunks, 40 probes: 2.3 ms with one
+ * segment, 2.9 with the two a sync left, 5.6 with seven), and a collection synced again and again
+ * would slow with every sync that added rows. Merging them means training the index again: 0.6 s of
+ * CPU at 100,000 rows, ~12 s at 1,000,000, where the extra segments cost little beside a search's
+ * ~60 ms: hence more allowed as the table grows.
+ */
+export function vectorIndexSegmentsAllowed(rows: number): number {
+  return 1 + Math.floor(rows / 250_000);
+}
+/**
+ * Segments a vector index may hold during a run (the compactions every OPTIMIZE_EVERY_WRITES writes)
+ * before it is trained again: a bound, not a target, so that a long sync does not train the index
+ * again every few compactions (a 1,000,000-row sync would pay ~40 s of CPU more merging at every
+ * compaction past one segment per 250,000 rows); its end merges them (vectorIndexSegmentsAllowed).
+ */
+const MAX_SEGMENTS_DURING_RUN = 16;
+
+/**
  * The vector index's name records its partition count (LanceDB lists an index's name and type, not
  * its partitions), so that searches probe as many as its size asks and upkeep knows when to retrain.
  * Indexes made before this are named `vector_idx` and have 64 partitions.
@@ -68,7 +91,7 @@ export class TableMaintenance {
     this.writes.set(collectionId, writes);
     if (writes < OPTIMIZE_EVERY_WRITES) return;
     await this.compact(collectionId, table);
-    await this.upkeepVectorIndex(collectionId, table);
+    await this.upkeepVectorIndex(collectionId, table, false);
   }
 
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
@@ -80,19 +103,25 @@ export class TableMaintenance {
   /**
    * A large table gets its IVF index; later optimize() calls (compaction) fold new rows into it, and
    * rows not yet indexed are still searched exactly, so nothing is missed meanwhile. Compaction places
-   * new rows among the centroids trained before them: once the table has grown enough that
-   * `partitionsFor` (`ivfPartitionsFor` by default) asks for more partitions (about four-fold), the
-   * index is trained again on all rows, replacing the old one (searches use the old one until the new
-   * one is committed; training 256 partitions on 1,000,000 rows took 12 s of CPU). Checked at
-   * compactions only (every OPTIMIZE_EVERY_WRITES writes and at a sync's end), never per write.
+   * new rows among the centroids trained before them, as a segment of their own: once the table has
+   * grown enough that `partitionsFor` (`ivfPartitionsFor` by default) asks for more partitions (about
+   * four-fold), or it holds more segments than allowed (vectorIndexSegmentsAllowed at rest, after a
+   * sync; MAX_SEGMENTS_DURING_RUN otherwise), the index is trained again on all rows, replacing the
+   * old one (searches use the old one until the new one is committed; training 256 partitions on
+   * 1,000,000 rows took 12 s of CPU). Checked at compactions only (every OPTIMIZE_EVERY_WRITES writes
+   * and at a sync's end), never per write.
    */
-  async upkeepVectorIndex(collectionId: string, table: lancedb.Table): Promise<void> {
+  async upkeepVectorIndex(collectionId: string, table: lancedb.Table, atRest: boolean): Promise<void> {
     const rows = await table.countRows();
     const indices = await table.listIndices();
     const current = indices.find((index) => index.columns.includes('vector'));
     if (!current && rows < this.vectorIndexMinRows) return;
-    const wanted = this.partitionsFor(rows);
-    if (current && wanted <= vectorIndexPartitions(indices)!) return;
+    const partitions = current ? vectorIndexPartitions(indices)! : 0;
+    const wanted = Math.max(partitions, this.partitionsFor(rows));
+    if (current && wanted === partitions) {
+      const segments = (await table.indexStats(current.name))?.numIndices ?? 1;
+      if (segments <= (atRest ? vectorIndexSegmentsAllowed(rows) : MAX_SEGMENTS_DURING_RUN)) return;
+    }
     const name = `${VECTOR_INDEX_PREFIX}${wanted}`;
     await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: wanted, distanceType: 'cosine' }), name, replace: true });
     if (current && current.name !== name) await table.dropIndex(current.name);

@@ -97,6 +97,11 @@ interface ChangedEntity {
 interface RunIds {
   seen: EntityIdSet;
   deleted: EntityIdSet;
+  /**
+   * Every id in `seen` is stored once the run's batches are: the source yielded only entities (each one
+   * written, or matched by its stored hash), no `keep` (an id the run trusts to be stored) and no deletion.
+   */
+  seenAllStored: boolean;
 }
 
 /** A batch between the stages: what changed, its chunk records (embedded), and what to delete. */
@@ -148,7 +153,7 @@ export class SyncPipeline {
 
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
-    const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet() };
+    const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet(), seenAllStored: true };
     const guardrail = new EntityGuardrail(run, this.deps);
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
@@ -198,21 +203,32 @@ export class SyncPipeline {
       throw error;
     }
     if (committing) await committing;
+    let stored = await this.deps.entities.count(run.sourceConnectionId);
     if (run.source.complete) {
       run.signal.throwIfAborted();
-      for await (const stored of this.deps.entities.ids(run.sourceConnectionId, this.deps.batchSize)) {
-        const deletions = stored.filter((id) => !ids.seen.has(id));
-        if (deletions.length === 0) continue;
-        await this.deleteChunks(run, index, deletions);
-        await raw.write([], deletions);
-        counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);
-      }
+      // When every id met is stored, as many stored rows as ids met leaves none the source no longer
+      // has: the pages of stored ids are not read (~0.5 s at 111,000 entities on the embedded database).
+      if (!ids.seenAllStored || stored !== ids.seen.size) stored -= await this.deleteUnseen(run, raw, index, ids, counts);
       await run.onProgress(counts, itemsRead);
     }
-    await raw.compactIfWasteful(await this.deps.entities.count(run.sourceConnectionId));
+    await raw.compactIfWasteful(stored);
     // A run that left the index as the previous, complete, run had optimized it has nothing to optimize.
     if (this.vectorsEnabled(run.config) && (index.written || run.orphansPossible)) await this.deps.vectors.optimize(run.collectionId);
     return counts;
+  }
+
+  /** The end of a complete run: what the connection stores and the run did not meet goes. How many rows went. */
+  private async deleteUnseen(run: PipelineRun, raw: RawStore, index: { written: boolean }, ids: RunIds, counts: SyncCounts): Promise<number> {
+    let deleted = 0;
+    for await (const stored of this.deps.entities.ids(run.sourceConnectionId, this.deps.batchSize)) {
+      const deletions = stored.filter((id) => !ids.seen.has(id));
+      if (deletions.length === 0) continue;
+      await this.deleteChunks(run, index, deletions);
+      await raw.write([], deletions);
+      deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);
+    }
+    counts.deleted += deleted;
+    return deleted;
   }
 
   private vectorsEnabled(config: EffectiveSyncConfig): boolean {
@@ -240,8 +256,10 @@ export class SyncPipeline {
     for (const item of items) {
       if ('keep' in item) {
         ids.seen.add(item.keep);
+        ids.seenAllStored = false;
         counts.skipped++;
       } else if ('delete' in item) {
+        ids.seenAllStored = false;
         deletions.push(item.delete);
       } else {
         entities.push(item);

@@ -3,7 +3,11 @@
  * ingested through the service (a `stub` connection of small entities: one chunk each, no folders),
  * in the embedded deployment (`catchment start`: API and worker in one process) with the default
  * embedder. Prints, for varied queries:
- * - REST p50/p95 latency for one client, and throughput and p50/p95 with `--clients` concurrent ones;
+ * - REST p50/p95 latency for one client, and throughput and p50/p95 with `--clients` concurrent ones,
+ *   twice: with the client in this process (undici fetch, as the issue's baseline measured: its
+ *   request building and JSON then run on the server's main thread), and with the client in a process
+ *   of its own (bench/http-load.ts, as wrk or autocannon would), where the CPU figures are the
+ *   server's alone;
  * - the raw index query p50 (VectorIndex.search with exactly the query the service sends, from
  *   IndexRetrieval.indexQuery: same vector, text, filter, page and weight) and the embedding p50, and
  *   the ratio REST p50 / raw p50;
@@ -44,6 +48,7 @@ import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenan
 import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
+import { HttpLoadGenerator } from './http-load.js';
 import { percentile } from './stats.js';
 
 const { values } = parseArgs({
@@ -168,6 +173,46 @@ async function recallOfExactScan(served: VectorIndex, dir: string, collectionId:
   }
 }
 
+/**
+ * REST with the client in a process of its own (HttpLoadGenerator), against the raw index: blocks of
+ * BLOCK queries through REST alternate with the same queries on the raw index (and which goes first),
+ * so that both see the same background load. Within a block no message crosses to the load
+ * generator (one each way per block, a few µs a query), so the CPU this process spends in a REST
+ * block is the server's. Then the concurrent clients.
+ */
+async function measureOutOfProcess(queries: string[], rawQuery: (query: string) => Promise<void>, url: string, apiKey: string) {
+  const BLOCK = 20;
+  const loadGenerator = await HttpLoadGenerator.start();
+  try {
+    const restLoad = (bodies: string[], concurrency: number) =>
+      loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies, concurrency, nonEmpty: 'results' });
+    const bodies = queries.map((query) => JSON.stringify({ query, retrieval_strategy: 'hybrid', limit }));
+    await restLoad(bodies.slice(0, 30), 1); // warm-up: the generator's JIT and connection
+    const latencies = { rest: [] as number[], raw: [] as number[] };
+    const cpuMs = { rest: 0, raw: 0 };
+    const mainThreadCpuMs = { rest: 0, raw: 0 };
+    const timed = async (path: 'rest' | 'raw', start: number) => {
+      const cpu = process.cpuUsage();
+      const mainThreadCpu = process.threadCpuUsage();
+      const block =
+        path === 'rest' ? await restLoad(bodies.slice(start, start + BLOCK), 1) : await measure(queries.slice(start, start + BLOCK), 1, rawQuery);
+      const used = process.cpuUsage(cpu);
+      const usedOnMainThread = process.threadCpuUsage(mainThreadCpu);
+      latencies[path].push(...block.latencies);
+      cpuMs[path] += (used.user + used.system) / 1000 / queries.length;
+      mainThreadCpuMs[path] += (usedOnMainThread.user + usedOnMainThread.system) / 1000 / queries.length;
+    };
+    for (let start = 0; start < queries.length; start += BLOCK) {
+      if ((start / BLOCK) % 2 === 0) await timed('rest', start).then(() => timed('raw', start));
+      else await timed('raw', start).then(() => timed('rest', start));
+    }
+    const concurrent = await restLoad([...bodies, ...bodies], clients);
+    return { rest: latencies.rest.sort((a, b) => a - b), raw: latencies.raw.sort((a, b) => a - b), cpuMs, mainThreadCpuMs, concurrent, block: BLOCK };
+  } finally {
+    await loadGenerator.stop();
+  }
+}
+
 const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : undefined;
 let prepared = preparedIn(dataDir);
 const reused = prepared !== null;
@@ -259,6 +304,7 @@ try {
   rawSingle.sort((a, b) => a - b);
   const concurrent = await measure([...queries, ...queries], clients, search);
   const rawConcurrent = await measure([...queries, ...queries], clients, (query) => rawQuery(query));
+  const outOfProcess = await measureOutOfProcess(queries, rawQuery, server.url, prepared.apiKey);
   const embedding = await measure(queries, 1, async (query) => void (await embedder.embed([query])));
   const recall = await recallOfExactScan(index, dataDir ?? server.dataDir, collectionId, queries.map((query) => indexQueries.get(query)!));
   const memoryAfterQueries = process.memoryUsage();
@@ -278,6 +324,14 @@ try {
   console.log(
     `  on the main thread:     REST ${ms(mainThreadCpuMs.rest / queries.length)}, raw ${ms(mainThreadCpuMs.raw / queries.length)} (JS and native calls' synchronous part; the rest is LanceDB's threads, and through REST the embedder's and the database's)`,
   );
+  const outP50 = percentile(outOfProcess.rest, 50);
+  const outThroughput = outOfProcess.concurrent.latencies.length / outOfProcess.concurrent.seconds;
+  console.log(`REST, the client out of process (its own process, node:http keep-alive, as wrk or autocannon; REST and raw in alternate blocks of ${outOfProcess.block} queries):`);
+  console.log(`  1 client:              ${summary(outOfProcess.rest)}   raw index in the blocks between: ${summary(outOfProcess.raw)}   (REST overhead p50 ≈ ${ms(outP50 - percentile(outOfProcess.raw, 50))})`);
+  console.log(`  ${clients} clients:             ${outThroughput.toFixed(1)} req/s  ${summary(outOfProcess.concurrent.latencies)}`);
+  console.log(
+    `  CPU per query:         REST ${ms(outOfProcess.cpuMs.rest)}, raw ${ms(outOfProcess.cpuMs.raw)}; on the main thread REST ${ms(outOfProcess.mainThreadCpuMs.rest)}, raw ${ms(outOfProcess.mainThreadCpuMs.raw)} (the server's process alone: the client's CPU is not in it)`,
+  );
   if (recall) {
     console.log(
       `recall of the exact scan (${recall.queries} queries, top ${limit} documents): hybrid ${recall.hybrid.toFixed(3)}, semantic ${recall.semantic.toFixed(3)}  (the IVF index as served, against all ${stats ? vectorIndexPartitions(stats.indices) : '?'} partitions read)`,
@@ -289,6 +343,8 @@ try {
   console.log(
     `targets (issue 18, on its 2-core host): p50 ≤ 10 ms ${check(p50 <= 10)}, p95 ≤ 25 ms ${check(p95 <= 25)}, ${clients} clients ≥ 150 req/s ${check(throughput >= 150)}, recall ≥ 0.99 ${recall ? check(recall.hybrid >= 0.99) : 'not measured (not LanceDB)'}`,
   );
+  const outP95 = percentile(outOfProcess.rest, 95);
+  console.log(`  the same, the client out of process: p50 ≤ 10 ms ${check(outP50 <= 10)}, p95 ≤ 25 ms ${check(outP95 <= 25)}, ${clients} clients ≥ 150 req/s ${check(outThroughput >= 150)}`);
 
   if (values.breakdown) {
     console.log('\nbreakdown (1 client):');

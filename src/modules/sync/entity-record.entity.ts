@@ -1,5 +1,5 @@
-import { OptionalProps } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property, Unique } from '@mikro-orm/decorators/legacy';
+import { OptionalProps, PrimaryKeyProp } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 
 /**
@@ -8,22 +8,20 @@ import { SourceConnection } from '../connections/source-connection.entity.js';
  * SQL (see entity-store.ts); the ORM mapping serves reads, migrations and cascades.
  */
 @Entity({ tableName: 'entities' })
-@Unique({ name: 'entities_connection_entity_unique', properties: ['sourceConnection', 'entityId'] })
 @Index({ name: 'entities_collection_idx', properties: ['collectionId'] })
 export class EntityRecord {
   [OptionalProps]?: 'fields' | 'sourceCreatedAt' | 'sourceUpdatedAt';
+  [PrimaryKeyProp]?: ['sourceConnection', 'entityId'];
 
-  @PrimaryKey({ type: 'uuid' })
-  id!: string;
-
-  @ManyToOne(() => SourceConnection, { deleteRule: 'cascade' })
+  /** The key is the pair (connection, entity id): a surrogate id's index cost every row written (see the migration entities_key). */
+  @ManyToOne(() => SourceConnection, { primary: true, deleteRule: 'cascade' })
   sourceConnection!: SourceConnection;
+
+  @PrimaryKey({ type: 'text' })
+  entityId!: string;
 
   @Property({ type: 'uuid' })
   collectionId!: string;
-
-  @Property({ type: 'text' })
-  entityId!: string;
 
   @Property({ type: 'string', length: 128 })
   entityType!: string;

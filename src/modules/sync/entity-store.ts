@@ -1,6 +1,5 @@
 import { CompiledQuery } from 'kysely';
 import type { Orm } from '../../platform/db/database.js';
-import { uuidv7 } from '../../shared/ids.js';
 
 export interface EntityRow {
   entityId: string;
@@ -60,12 +59,12 @@ export class EntityStore {
     if (rows.length === 0) return;
     // JSON columns go as JSON text: the driver would take a row's breadcrumbs (an array) for a dimension of the array.
     await this.query(
-      `insert into entities (id, source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
+      `insert into entities (source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
                              breadcrumbs, fields, source_created_at, source_updated_at, synced_at, last_job_id)
-       select u.id, $1::uuid, $2::uuid, u.entity_id, u.entity_type, u.name, u.content_hash, u.chunk_count,
+       select $1::uuid, $2::uuid, u.entity_id, u.entity_type, u.name, u.content_hash, u.chunk_count,
               u.breadcrumbs, u.fields, u.source_created_at, u.source_updated_at, now(), $3::uuid
-       from unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::jsonb[], $11::jsonb[], $12::timestamptz[], $13::timestamptz[])
-         as u(id, entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at)
+       from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[])
+         as u(entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at)
        on conflict (source_connection_id, entity_id) do update set
          entity_type = excluded.entity_type, name = excluded.name, content_hash = excluded.content_hash,
          chunk_count = excluded.chunk_count, breadcrumbs = excluded.breadcrumbs, fields = excluded.fields,
@@ -75,7 +74,6 @@ export class EntityStore {
         sourceConnectionId,
         collectionId,
         jobId,
-        rows.map(() => uuidv7()),
         rows.map((row) => row.entityId),
         rows.map((row) => row.entityType),
         rows.map((row) => row.name),

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
+import { Precision } from 'apache-arrow';
 import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN } from './arrow.js';
 import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
@@ -174,7 +175,10 @@ describe('LanceDbVectorIndex', () => {
         for (const query of queries) {
           const [legacy, current] = await Promise.all([legacyId, currentId].map((id) => opened.search(id, { ...query, limit: 30, offset: 0 })));
           expect(legacy.length).toBeGreaterThan(query.strategy === 'keyword' ? 10 : 20);
-          expect(documentsByScore(current)).toEqual(documentsByScore(legacy));
+          // The same documents in the same groups; cosine similarities within half precision's rounding (the new table's vectors).
+          const [legacyGroups, currentGroups] = [legacy, current].map(documentsByScore);
+          expect(currentGroups.map(([, documents]) => documents)).toEqual(legacyGroups!.map(([, documents]) => documents));
+          currentGroups!.forEach(([score], i) => expect(score).toBeCloseTo(legacyGroups![i]![0], 3));
         }
         // Every field reads back the same from either layout (the current one's details column, the old one's columns).
         const listed = await opened.list(currentId, [], 100);
@@ -193,6 +197,48 @@ describe('LanceDbVectorIndex', () => {
         expect(await columns(currentId)).toEqual(expect.arrayContaining([ENTITY_KEY_COLUMN, DETAILS_COLUMN]));
         expect(await columns(currentId)).not.toEqual(expect.arrayContaining(['access']));
         reopened.close();
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('new tables store half-precision vectors; a table made with single-precision ones keeps them, ranks alike and takes writes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-precision-'));
+    const [singleId, halfId] = [randomUUID(), randomUUID()];
+    const records = Array.from({ length: 40 }, (_, i) => chunk(i, { text: `${['heron', 'otter'][i % 2]} note ${i}` }));
+    try {
+      const singleSchema = chunkSchema(DIMENSIONS, true, 'single');
+      const db = await lancedb.connect(dir);
+      const made = await db.createTable(LanceDbVectorIndex.tableName(singleId), chunksToArrow(records, singleSchema), { schema: singleSchema });
+      for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
+      made.close();
+      db.close();
+      const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      try {
+        await opened.add(halfId, records);
+        await opened.add(singleId, [chunk(100, { text: 'late heron' })]);
+        await opened.add(halfId, [chunk(100, { text: 'late heron' })]);
+        for (const id of [singleId, halfId]) await opened.optimize(id); // every row in the full-text index: the same BM25 statistics
+        const reopened = await lancedb.connect(dir);
+        const vectorItem = async (id: string) => {
+          const vector = (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.find((field) => field.name === 'vector')!;
+          return (vector.type as { children: { type: { precision: number } }[] }).children[0]!.type.precision;
+        };
+        expect([await vectorItem(singleId), await vectorItem(halfId)]).toEqual([Precision.SINGLE, Precision.HALF]);
+        reopened.close();
+        for (const query of [
+          { strategy: 'semantic' as const, vector: seededVector(DIMENSIONS, 100) },
+          { strategy: 'hybrid' as const, text: 'heron', vector: seededVector(DIMENSIONS, 17) },
+        ]) {
+          const [single, half] = await Promise.all([singleId, halfId].map((id) => opened.search(id, { ...query, limit: 10, offset: 0 })));
+          expect(half.map((hit) => hit.chunk.entityId)).toEqual(single.map((hit) => hit.chunk.entityId));
+          half.forEach((hit, i) => expect(hit.score).toBeCloseTo(single[i]!.score, 3));
+        }
+        expect((await opened.search(halfId, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 100), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
+        expect((await opened.stats(singleId))!.currentLayout).toBe(true);
       } finally {
         await opened.close();
       }

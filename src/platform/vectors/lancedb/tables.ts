@@ -1,7 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { FixedSizeList, type Schema } from 'apache-arrow';
 import { ValidationError } from '../../../shared/errors.js';
-import { chunkSchema, ENTITY_KEY_COLUMN } from './arrow.js';
+import { chunkSchema, ENTITY_KEY_COLUMN, precisionOf } from './arrow.js';
 
 /**
  * The chunk tables of one LanceDB connection, one per collection (`chunks_<collection id without
@@ -11,10 +11,10 @@ import { chunkSchema, ENTITY_KEY_COLUMN } from './arrow.js';
 export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** Open tables made before the current layout (see `remember`); every other table has the current one. */
-  private readonly olderLayout = new WeakSet<lancedb.Table>();
-  private readonly currentSchema: Schema;
-  private readonly olderSchema: Schema;
+  /** The columns of each open table (see `remember`): the current layout or the one before, vectors as it stores them. */
+  private readonly schemas = new WeakMap<lancedb.Table, Schema>();
+  /** The schemas of the layouts a table may have: current (half or single precision vectors) and the one before. */
+  private readonly layouts: Record<'current' | 'currentSingle' | 'older', Schema>;
   private closed = false;
 
   constructor(
@@ -23,8 +23,7 @@ export class LanceDbTables {
     /** Called when a collection's handle is dropped (its table deleted or gone): state kept beside it goes too. */
     private readonly onForget: (collectionId: string) => void,
   ) {
-    this.currentSchema = chunkSchema(dimensions);
-    this.olderSchema = chunkSchema(dimensions, false);
+    this.layouts = { current: chunkSchema(dimensions), currentSingle: chunkSchema(dimensions, true, 'single'), older: chunkSchema(dimensions, false) };
   }
 
   /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
@@ -66,7 +65,7 @@ export class LanceDbTables {
 
   /** The columns of a table this returned (what its writes carry and its reads may select). */
   schemaOf(table: lancedb.Table): Schema {
-    return this.isCurrentLayout(table) ? this.currentSchema : this.olderSchema;
+    return this.schemas.get(table) ?? this.layouts.current;
   }
 
   /**
@@ -74,7 +73,7 @@ export class LanceDbTables {
    * tables made before it do not, until they are made again.
    */
   isCurrentLayout(table: lancedb.Table): boolean {
-    return !this.olderLayout.has(table);
+    return this.schemaOf(table) !== this.layouts.older;
   }
 
   /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
@@ -124,15 +123,16 @@ export class LanceDbTables {
       }
       const names = new Set(schema.fields.map((field) => field.name));
       // A table made before ENTITY_KEY_COLUMN existed is read and written in its own layout (its
-      // searches read chunk ids, its pages a column per field: slower); re-embedding the collection
-      // drops it and makes it again in the current one.
-      const current = names.has(ENTITY_KEY_COLUMN);
-      const missing = (current ? this.currentSchema : this.olderSchema).fields.map((field) => field.name).filter((name) => !names.has(name));
+      // searches read chunk ids, its pages a column per field: slower), and a table made before
+      // half-precision vectors keeps single-precision ones (its searches read twice the bytes);
+      // re-embedding the collection drops it and makes it again in the current one.
+      const layout = !names.has(ENTITY_KEY_COLUMN) ? this.layouts.older : precisionOf(vector!.type as FixedSizeList) === 'half' ? this.layouts.current : this.layouts.currentSingle;
+      const missing = layout.fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
       }
-      if (!current) this.olderLayout.add(table);
+      this.schemas.set(table, layout);
       return table;
     });
     this.handles.set(collectionId, checked);

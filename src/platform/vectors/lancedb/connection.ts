@@ -34,7 +34,7 @@ export interface LanceDbVectorIndexOptions {
   ivfProbes?: (partitions: number) => number;
 }
 
-/** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~40 MB, full-text postings), a fraction of LanceDB's defaults. */
+/** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~20 MB at half precision, ~40 MB in tables made with single; full-text postings), a fraction of LanceDB's defaults. */
 export const DEFAULT_INDEX_CACHE_BYTES = 128 * 1024 * 1024;
 export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 

@@ -148,7 +148,7 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
     }
     const body = operation.respond(result.data as Record<string, unknown>);
     if (body === undefined) return sendError(res, new NotFoundError(operation.notFound?.(c.request) ?? 'Not Found'));
-    res.status(200).json(body);
+    sendJson(req, res, body);
   }
 
   /** Server-sent events, one per subscription result; the client leaving closes the subscription. */
@@ -187,6 +187,24 @@ export async function restFacade(document: Document, schema: GraphQLSchema, serv
       res,
     );
   };
+}
+
+/**
+ * A 200 with a JSON body. GET and HEAD answers go through express (its ETag, and a 304 for a
+ * matching If-None-Match); other methods (every search is a POST) answer no conditional request, so
+ * their body is written as it is, without express's ETag (a SHA-1 of the body) and the copy to a
+ * Buffer it hashes: ~0.05 ms of main-thread CPU for a 10-result search (8.7 KB), hot.
+ */
+function sendJson(req: ExpressRequest, res: ExpressResponse, body: unknown): void {
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    res.status(200).json(body);
+    return;
+  }
+  const json = JSON.stringify(body);
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 /**

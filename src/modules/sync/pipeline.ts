@@ -135,12 +135,6 @@ export function contentHash(entity: SourceEntity): string {
   );
 }
 
-/**
- * Batches read and embedded ahead of the index writes, at most: each holds its records and vectors
- * (~3-4 MB for 2,000 small entities) until written.
- */
-const BATCHES_AHEAD_OF_THE_INDEX = 3;
-
 /** The longest a read batch waits for more items before it is written and its progress published. */
 export const PROGRESS_INTERVAL_MS = 250;
 
@@ -164,24 +158,18 @@ export class SyncPipeline {
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
     // Three stages, each in batch order: while batch N's rows are written to the entity table (the
-    // database), batches N+1.. go to the index and the raw data store, one after the other, and the
-    // next is read, hashed, chunked and embedded (on the embedder's threads). A batch's rows follow its chunks.
-    // Up to BATCHES_AHEAD_OF_THE_INDEX batches wait for the index or are being written: an index write
-    // that stalls for seconds (the compaction every few writes) no longer stops reading and embedding.
-    const storing: Promise<void>[] = [];
+    // database), batch N+1 goes to the index and the raw data store, and batch N+2 is read, hashed,
+    // chunked and embedded (on the embedder's threads). A batch's rows follow its chunks.
+    let storing: Promise<void> | null = null;
     let committing: Promise<void> | null = null;
     let failure: { error: unknown } | null = null;
     let itemsRead = 0;
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
       const prepared = { ...(await this.prepareBatch(run, items, counts, ids, guardrail, committing)), itemsThrough: itemsRead };
-      while (storing.length >= BATCHES_AHEAD_OF_THE_INDEX) await storing[0];
+      if (storing) await storing;
       if (failure) throw failure.error;
-      // After the batch before it (a failed one fails the ones after it unwritten).
-      const stored = (storing.at(-1) ?? Promise.resolve()).then(() => this.storeBatch(run, raw, index, prepared));
-      storing.push(stored);
-      const done = () => void storing.splice(storing.indexOf(stored), 1);
-      stored.then(done, done);
+      const stored = this.storeBatch(run, raw, index, prepared);
       // Settles only after the previous batch's commit has: a failed or cancelled run ends once none is running.
       committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
         if (previous.status === 'rejected') throw previous.reason;
@@ -189,7 +177,9 @@ export class SyncPipeline {
         await this.commitBatch(run, prepared, counts);
         await run.onProgress(counts, prepared.itemsThrough);
       });
+      storing = stored;
       // Awaited before the next batch or at the end; a failed commit stops the run at its next batch.
+      stored.catch(() => undefined);
       committing.catch((error: unknown) => {
         failure ??= { error };
       });

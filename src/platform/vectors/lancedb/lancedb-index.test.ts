@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { Precision } from 'apache-arrow';
-import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN } from './arrow.js';
+import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, LEGACY_LAYOUT } from './arrow.js';
 import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
@@ -151,7 +151,7 @@ describe('LanceDbVectorIndex', () => {
       }),
     );
     try {
-      const legacySchema = chunkSchema(DIMENSIONS, false);
+      const legacySchema = chunkSchema(DIMENSIONS, LEGACY_LAYOUT);
       const db = await lancedb.connect(dir);
       const made = await db.createTable(LanceDbVectorIndex.tableName(legacyId), chunksToArrow(records, legacySchema), { schema: legacySchema });
       for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
@@ -205,12 +205,12 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
-  test('new tables store half-precision vectors; a table made with single-precision ones keeps them, ranks alike and takes writes', async () => {
+  test('new tables store half-precision vectors and one full-text column; a table made with single-precision ones and two keeps them, ranks alike and takes writes', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-precision-'));
     const [singleId, halfId] = [randomUUID(), randomUUID()];
     const records = Array.from({ length: 40 }, (_, i) => chunk(i, { text: `${['heron', 'otter'][i % 2]} note ${i}` }));
     try {
-      const singleSchema = chunkSchema(DIMENSIONS, true, 'single');
+      const singleSchema = chunkSchema(DIMENSIONS, { keyed: true, keywords: false, precision: 'single' });
       const db = await lancedb.connect(dir);
       const made = await db.createTable(LanceDbVectorIndex.tableName(singleId), chunksToArrow(records, singleSchema), { schema: singleSchema });
       for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
@@ -228,14 +228,17 @@ describe('LanceDbVectorIndex', () => {
           return (vector.type as { children: { type: { precision: number } }[] }).children[0]!.type.precision;
         };
         expect([await vectorItem(singleId), await vectorItem(halfId)]).toEqual([Precision.SINGLE, Precision.HALF]);
+        const fullText = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).listIndices()).filter((index) => index.indexType === 'FTS').flatMap((index) => index.columns).sort();
+        expect([await fullText(singleId), await fullText(halfId)]).toEqual([['name', 'text'], [KEYWORDS_COLUMN]]);
         reopened.close();
-        for (const query of [
-          { strategy: 'semantic' as const, vector: seededVector(DIMENSIONS, 100) },
-          { strategy: 'hybrid' as const, text: 'heron', vector: seededVector(DIMENSIONS, 17) },
-        ]) {
-          const [single, half] = await Promise.all([singleId, halfId].map((id) => opened.search(id, { ...query, limit: 10, offset: 0 })));
+        for (const vector of [seededVector(DIMENSIONS, 100), seededVector(DIMENSIONS, 17)]) {
+          const [single, half] = await Promise.all([singleId, halfId].map((id) => opened.search(id, { strategy: 'semantic', vector, limit: 10, offset: 0 })));
           expect(half.map((hit) => hit.chunk.entityId)).toEqual(single.map((hit) => hit.chunk.entityId));
           half.forEach((hit, i) => expect(hit.score).toBeCloseTo(single[i]!.score, 3));
+        }
+        // Keyword search matches `text` and `name` in the older table, KEYWORDS_COLUMN in the new one.
+        for (const id of [singleId, halfId]) {
+          expect((await opened.search(id, { strategy: 'keyword', text: 'late heron', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
         }
         expect((await opened.search(halfId, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 100), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
         expect((await opened.stats(singleId))!.currentLayout).toBe(true);

@@ -1,7 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { candidateDepth, CONTAINER_WEIGHT, rankDocuments, type RankedDocument } from '../document-ranking.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
-import { chunksToArrow } from './arrow.js';
+import { chunksToArrow, fullTextColumns } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
 import { EntityKeyCache } from './entity-key-cache.js';
 import { FilterShares, IVF_FILTER_MIN_SHARE } from './filter-shares.js';
@@ -21,8 +21,8 @@ export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
 
 /**
  * LanceDB files under the data directory: one table per collection, created on its first add with
- * an explicit Arrow schema and full-text indexes on `text` and `name`. Writes to one table are
- * serialized inside this process; reads are not.
+ * an explicit Arrow schema and a full-text index on its keywords (KEYWORDS_COLUMN). Writes to one
+ * table are serialized inside this process; reads are not.
  */
 export class LanceDbVectorIndex implements VectorIndex {
   private readonly tables: LanceDbTables;
@@ -146,7 +146,7 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   private async create(collectionId: string): Promise<lancedb.Table> {
     const table = await this.tables.create(collectionId);
-    await this.maintenance.createFullText(collectionId, table);
+    await this.maintenance.createFullText(collectionId, table, fullTextColumns(this.tables.layoutOf(table)));
     return table;
   }
 
@@ -168,11 +168,13 @@ export class LanceDbVectorIndex implements VectorIndex {
       const candidates = candidateColumns(currentLayout);
       // Read once: the index's partitions, the filter's share and the cached entity keys are all kept per version.
       const version = await table.version();
+      const fullText = fullTextColumns(this.tables.layoutOf(table));
       const context = {
         table,
         dimensions: this.dimensions,
         ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, version, where),
-        ensureFullText: () => this.maintenance.ensureFullText(collectionId, table),
+        ensureFullText: () => this.maintenance.ensureFullText(collectionId, table, fullText),
+        fullTextColumns: fullText,
         candidates,
         entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
       };

@@ -4,8 +4,6 @@ import * as lancedb from '@lancedb/lancedb';
 const OPTIMIZE_EVERY_WRITES = 20;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
-/** Columns with a full-text index (BM25): what keyword search matches. */
-export const FTS_COLUMNS = ['text', 'name'] as const;
 /** Partitions of every index made before their count was recorded, and the fewest made since. */
 const UNNAMED_INDEX_PARTITIONS = 64;
 /**
@@ -142,15 +140,15 @@ export class TableMaintenance {
   }
 
   /** Full-text indexes are created with the table; tables made without them get them here. */
-  async ensureFullText(collectionId: string, table: lancedb.Table): Promise<void> {
+  async ensureFullText(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
     if (this.ftsReady.has(collectionId)) return;
-    await this.exclusive(collectionId, () => this.createFullText(collectionId, table));
+    await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
   }
 
-  /** Creates the full-text indexes a table lacks (the caller holds its lock). */
-  async createFullText(collectionId: string, table: lancedb.Table): Promise<void> {
+  /** Creates the full-text indexes (BM25) on `columns` (fullTextColumns of the table's layout) a table lacks; the caller holds its lock. */
+  async createFullText(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
     const indexed = new Set((await table.listIndices()).filter((index) => index.indexType === 'FTS').flatMap((index) => index.columns));
-    for (const column of FTS_COLUMNS) {
+    for (const column of columns) {
       if (!indexed.has(column)) await table.createIndex(column, { config: lancedb.Index.fts() });
     }
     this.ftsReady.add(collectionId);

@@ -5,7 +5,6 @@ import { compare, finiteOr } from '../filter-conditions.js';
 import type { VectorQuery } from '../vector-index.js';
 import { ENTITY_KEY_COLUMN } from './arrow.js';
 import { isContainerKey } from './entity-key.js';
-import { FTS_COLUMNS } from './maintenance.js';
 import { queryRows, type Row } from './rows.js';
 
 /**
@@ -86,6 +85,8 @@ export interface RankingContext {
   ivfProbes: number | null;
   /** Run before a keyword search: makes sure the table has its full-text indexes. */
   ensureFullText: () => Promise<void>;
+  /** What keyword search matches: `fullTextColumns` of the table's layout, one BM25 search each. */
+  fullTextColumns: readonly string[];
   /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
   candidates: CandidateColumns;
   /**
@@ -188,16 +189,17 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
 }
 
 /**
- * BM25 over `text` and `name`, one list per column. LanceDB searches the rows not yet in the
- * full-text index too (it scans unindexed fragments unless `fastSearch()` is set), so rows are
- * findable right after add; optimize() folds them into the index so that scan stays small.
+ * BM25 over the full-text columns (KEYWORDS_COLUMN; `text` and `name` in tables made before it), one
+ * list per column. LanceDB searches the rows not yet in the full-text index too (it scans unindexed
+ * fragments unless `fastSearch()` is set), so rows are findable right after add; optimize() folds
+ * them into the index so that scan stays small.
  */
 async function keyword(context: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
   await context.ensureFullText();
   return Promise.all(
-    FTS_COLUMNS.map(async (column) => {
+    context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
       if (where !== null) search = search.where(where);
       return (await queryRows(search)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
@@ -206,10 +208,11 @@ async function keyword(context: RankingContext, columns: readonly string[], quer
 }
 
 /**
- * The per-column keyword lists as one, each chunk's scores added: what a multi-column match
- * computes, for less (100,000 rows, depth 200, p50 of 120 queries: 17.6 ms for a MultiMatchQuery
- * over both columns, 11.8 ms for the two single-column searches; SciFact nDCG@10 unchanged). A row
- * beyond one column's top `depth` misses that column's share, which only reorders the tail.
+ * The per-column keyword lists as one (tables made before KEYWORDS_COLUMN search `text` and `name`),
+ * each chunk's scores added: what a multi-column match computes, for less (100,000 rows, depth 200,
+ * p50 of 120 queries: 17.6 ms for a MultiMatchQuery over both columns, 11.8 ms for the two
+ * single-column searches; SciFact nDCG@10 unchanged). A row beyond one column's top `depth` misses
+ * that column's share, which only reorders the tail.
  */
 function addedPerChunk(lists: Ranked[][]): Ranked[] {
   const byChunk = new Map<string, Ranked>();

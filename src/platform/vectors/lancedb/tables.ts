@@ -1,7 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { FixedSizeList, type Schema } from 'apache-arrow';
 import { ValidationError } from '../../../shared/errors.js';
-import { chunkSchema, ENTITY_KEY_COLUMN, precisionOf } from './arrow.js';
+import { type ChunkLayout, chunkSchema, CURRENT_LAYOUT, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, precisionOf } from './arrow.js';
 
 /**
  * The chunk tables of one LanceDB connection, one per collection (`chunks_<collection id without
@@ -11,10 +11,10 @@ import { chunkSchema, ENTITY_KEY_COLUMN, precisionOf } from './arrow.js';
 export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** The columns of each open table (see `remember`): the current layout or the one before, vectors as it stores them. */
-  private readonly schemas = new WeakMap<lancedb.Table, Schema>();
-  /** The schemas of the layouts a table may have: current (half or single precision vectors) and the one before. */
-  private readonly layouts: Record<'current' | 'currentSingle' | 'older', Schema>;
+  /** The layout of each open table (see `remember`): the current one or one made before it. */
+  private readonly layouts = new WeakMap<lancedb.Table, ChunkLayout>();
+  /** The columns of each layout met, by its JSON. */
+  private readonly schemas = new Map<string, Schema>();
   private closed = false;
 
   constructor(
@@ -22,9 +22,7 @@ export class LanceDbTables {
     private readonly dimensions: number,
     /** Called when a collection's handle is dropped (its table deleted or gone): state kept beside it goes too. */
     private readonly onForget: (collectionId: string) => void,
-  ) {
-    this.layouts = { current: chunkSchema(dimensions), currentSingle: chunkSchema(dimensions, true, 'single'), older: chunkSchema(dimensions, false) };
-  }
+  ) {}
 
   /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
   static tableName(collectionId: string): string {
@@ -65,15 +63,30 @@ export class LanceDbTables {
 
   /** The columns of a table this returned (what its writes carry and its reads may select). */
   schemaOf(table: lancedb.Table): Schema {
-    return this.schemas.get(table) ?? this.layouts.current;
+    return this.schemaOfLayout(this.layoutOf(table));
+  }
+
+  /** The layout of a table this returned (tables made before the current one keep theirs until they are made again). */
+  layoutOf(table: lancedb.Table): ChunkLayout {
+    return this.layouts.get(table) ?? CURRENT_LAYOUT;
   }
 
   /**
-   * Whether a table this returned has the current layout (ENTITY_KEY_COLUMN and DETAILS_COLUMN);
-   * tables made before it do not, until they are made again.
+   * Whether a table this returned has ENTITY_KEY_COLUMN and DETAILS_COLUMN (`keyed`); tables made
+   * before them do not, until they are made again.
    */
   isCurrentLayout(table: lancedb.Table): boolean {
-    return this.schemaOf(table) !== this.layouts.older;
+    return this.layoutOf(table).keyed;
+  }
+
+  private schemaOfLayout(layout: ChunkLayout): Schema {
+    const key = JSON.stringify(layout);
+    let schema = this.schemas.get(key);
+    if (!schema) {
+      schema = chunkSchema(this.dimensions, layout);
+      this.schemas.set(key, schema);
+    }
+    return schema;
   }
 
   /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
@@ -122,17 +135,18 @@ export class LanceDbTables {
         );
       }
       const names = new Set(schema.fields.map((field) => field.name));
-      // A table made before ENTITY_KEY_COLUMN existed is read and written in its own layout (its
-      // searches read chunk ids, its pages a column per field: slower), and a table made before
-      // half-precision vectors keeps single-precision ones (its searches read twice the bytes);
-      // re-embedding the collection drops it and makes it again in the current one.
-      const layout = !names.has(ENTITY_KEY_COLUMN) ? this.layouts.older : precisionOf(vector!.type as FixedSizeList) === 'half' ? this.layouts.current : this.layouts.currentSingle;
-      const missing = layout.fields.map((field) => field.name).filter((name) => !names.has(name));
+      // A table made before the current layout is read and written in its own (see ChunkLayout):
+      // without ENTITY_KEY_COLUMN its searches read chunk ids and its pages a column per field,
+      // without KEYWORDS_COLUMN its keyword searches are two, with single-precision vectors they
+      // read twice the bytes (all slower); re-embedding the collection makes it again in the current one.
+      const keyed = names.has(ENTITY_KEY_COLUMN);
+      const layout: ChunkLayout = { keyed, keywords: keyed && names.has(KEYWORDS_COLUMN), precision: precisionOf(vector!.type as FixedSizeList) };
+      const missing = this.schemaOfLayout(layout).fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
       }
-      this.schemas.set(table, layout);
+      this.layouts.set(table, layout);
       return table;
     });
     this.handles.set(collectionId, checked);

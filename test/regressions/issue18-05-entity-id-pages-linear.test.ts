@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from '../support/harness.js';
 import { api } from '../support/sync-helpers.js';
 
 /**
- * Issue 18, finding 3: the deletions at the end of a complete run read the connection's stored ids a
+ * Issue 18, finding 5: the deletions at the end of a complete run read the connection's stored ids a
  * page at a time, each page continuing after the last id of the one before. The embedded database
  * gathers no planner statistics (PGlite runs no autovacuum), and its planner read every remaining row
  * of the connection for each page (a bitmap scan, then a sort for the page's limit): quadratic in the
@@ -14,7 +14,7 @@ import { api } from '../support/sync-helpers.js';
  * (PostgreSQL's statistics, flushed on demand). Linear is about one per id; the quadratic plan fetched
  * about ids² / (2 × page).
  */
-describe('issue 18-03: the entity ids of a connection are read in pages at a cost linear in their number', () => {
+describe('issue 18-05: the entity ids of a connection are read in pages at a cost linear in their number', () => {
   let server: TestServer;
   let store: EntityStore;
   let connectionId: string;

@@ -68,8 +68,8 @@ export const LEGACY_LAYOUT: ChunkLayout = { keyed: false, keywords: false, preci
  * bench lab, the keyword ranking alone, depth 200: 4.3–4.8 ms for the two searches, 3.9–4.0 for this
  * one (a MultiMatchQuery over both columns 10.4, a BooleanQuery of two matches 37). The sync builds
  * one full-text index instead of two. Quality, bench:docs test splits, recall@10 / MRR@10 (hybrid;
- * classic): postgresql-doc-15 0.848 / 0.593 → 0.881 / 0.685 (a file name matched on its own, as a
- * short field, outranked the pages that answer; 0.921 / 0.803 → 0.936 / 0.814), python-django-doc
+ * classic): postgresql-doc-15 0.848 / 0.593 → 0.881 / 0.685 (likely: a file name matched on its own, as a
+ * short field, no longer outranks the pages that answer; 0.921 / 0.803 → 0.936 / 0.814), python-django-doc
  * 0.897 / 0.645 → 0.878 / 0.661 (0.944 / 0.859 → 0.937 / 0.856; classic on its faq questions 1.00 →
  * 0.88), git-doc 0.963 / 0.768 → 0.955 / 0.792 (0.978 / 0.883 → 0.978 / 0.882): MRR up on all
  * three, recall down on two. SciFact test nDCG@10 keyword 0.6924 → 0.6927, hybrid 0.6943 → 0.6938,

@@ -62,10 +62,13 @@ async function run({ url, headers, bodies, concurrency, nonEmpty }: LoadRequest)
           const body = bodies[next++]!;
           const t0 = performance.now();
           const { status, text } = await post(agent, target, headers, body);
+          const failed = () => new Error(`${body} answered ${status} with ${text.slice(0, 200)}`);
+          // Before parsing: an error answer need not be JSON (a proxy's or express's HTML page), and its status is the news.
+          if (status !== 200) throw failed();
           const parsed = JSON.parse(text) as Record<string, unknown>;
           latencies.push(performance.now() - t0);
           const list = nonEmpty === undefined ? [0] : parsed[nonEmpty];
-          if (status !== 200 || !Array.isArray(list) || list.length === 0) throw new Error(`${body} answered ${status} with ${text.slice(0, 200)}`);
+          if (!Array.isArray(list) || list.length === 0) throw failed();
         }
       }),
     );

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { EntityRow, EntityStore } from '../../src/modules/sync/entity-store.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
-import { api } from '../support/sync-helpers.js';
+import { describe, expect, test } from '@jest/globals';
+import type { EntityRow } from '../../src/modules/sync/entity-store.js';
+import { useEntityTable } from '../support/entity-table-fixture.js';
 
 /**
  * Issue 18, finding 1: PGlite's socket server runs every connection's messages on one session, and a
@@ -14,23 +13,10 @@ import { api } from '../support/sync-helpers.js';
  * while other connections of the pool query without pause.
  */
 describe('issue 18-01: bulk entity-table statements of the embedded database survive other connections querying meanwhile', () => {
-  let server: TestServer;
-  let store: EntityStore;
-  let connectionId: string;
-  let collectionId: string;
-
-  beforeAll(async () => {
-    server = await startTestServer({ deployment: 'embedded' });
-    const call = api(server.url, server.apiKey);
-    collectionId = (await call('POST', '/collections', { name: 'Interleaving', readable_id: 'interleaving' })).body.id;
-    connectionId = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'interleaving', name: 'Notes' })).body.id;
-    store = server.running.core.entityStore;
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const table = useEntityTable('interleaving');
 
   test('every batch is written and read back while three other connections query', async () => {
+    const { server, store, connectionId, collectionId } = table;
     const filler = 'x'.repeat(400);
     const rows = (batch: number): EntityRow[] =>
       Array.from({ length: 2000 }, (_, i) => ({

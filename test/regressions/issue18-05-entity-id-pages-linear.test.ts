@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { EntityRow, EntityStore } from '../../src/modules/sync/entity-store.js';
-import { startTestServer, type TestServer } from '../support/harness.js';
-import { api } from '../support/sync-helpers.js';
+import { describe, expect, test } from '@jest/globals';
+import type { EntityRow } from '../../src/modules/sync/entity-store.js';
+import { useEntityTable } from '../support/entity-table-fixture.js';
 
 /**
  * Issue 18, finding 5: the deletions at the end of a complete run read the connection's stored ids a
@@ -15,23 +14,10 @@ import { api } from '../support/sync-helpers.js';
  * about ids² / (2 × page).
  */
 describe('issue 18-05: the entity ids of a connection are read in pages at a cost linear in their number', () => {
-  let server: TestServer;
-  let store: EntityStore;
-  let connectionId: string;
-  let collectionId: string;
-
-  beforeAll(async () => {
-    server = await startTestServer({ deployment: 'embedded' });
-    const call = api(server.url, server.apiKey);
-    collectionId = (await call('POST', '/collections', { name: 'Id pages', readable_id: 'id-pages' })).body.id;
-    connectionId = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'id-pages', name: 'Notes' })).body.id;
-    store = server.running.core.entityStore;
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const table = useEntityTable('id-pages');
 
   test('reading 6,000 ids in pages of 300 fetches each row about once', async () => {
+    const { server, store, connectionId, collectionId } = table;
     const count = 6000;
     const rows: EntityRow[] = Array.from({ length: count }, (_, i) => ({
       entityId: `note-${i}`,

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { startTestServer, type Deployment, type TestServer } from '../../../test/support/harness.js';
-import { api } from '../../../test/support/sync-helpers.js';
-import type { EntityRow, EntityStore } from './entity-store.js';
+import { describe, expect, test } from '@jest/globals';
+import { useEntityTable } from '../../../test/support/entity-table-fixture.js';
+import type { Deployment } from '../../../test/support/harness.js';
+import type { EntityRow } from './entity-store.js';
 
 /** Values an array literal must quote: commas, braces, quotes, backslashes, `NULL` as a word, blanks, non-ASCII. */
 const AWKWARD = ['a,b', '{braced}', 'say "hi"', 'back\\slash', 'NULL', ' padded ', '', 'naïve — 東京 🐋', "it's"];
@@ -22,32 +22,19 @@ function row(entityId: string, overrides: Partial<EntityRow> = {}): EntityRow {
 }
 
 describe.each<Deployment>(['embedded', 'servers'])('the entity table written in bulk (%s deployment)', (deployment) => {
-  let server: TestServer;
-  let store: EntityStore;
-  let connectionId: string;
-  let collectionId: string;
+  const table = useEntityTable('entity-table', deployment);
   const jobId = '00000000-0000-4000-8000-0000000000aa';
 
   const stored = async () =>
-    server.running.core.database.orm.em
+    table.server.running.core.database.orm.em
       .getConnection()
       .execute<{ entity_id: string; name: string; content_hash: string; chunk_count: number; breadcrumbs: unknown; fields: unknown; source_created_at: Date | null; source_updated_at: Date | null }[]>(
         'select entity_id, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at from entities where source_connection_id = ? order by entity_id',
-        [connectionId],
+        [table.connectionId],
       );
 
-  beforeAll(async () => {
-    server = await startTestServer({ deployment });
-    const call = api(server.url, server.apiKey);
-    collectionId = (await call('POST', '/collections', { name: 'Entity table', readable_id: 'entity-table' })).body.id;
-    connectionId = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'entity-table', name: 'Notes' })).body.id;
-    store = server.running.core.entityStore;
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
   test('ids, names and JSON with characters an array literal quotes are stored as given, and read back by id', async () => {
+    const { store, connectionId, collectionId } = table;
     const rows = AWKWARD.map((id, i) => row(id, { name: AWKWARD[(i + 1) % AWKWARD.length]!, fields: i % 2 ? null : { value: id, list: [id] } }));
     await store.upsert(connectionId, collectionId, jobId, rows);
 
@@ -70,6 +57,7 @@ describe.each<Deployment>(['embedded', 'servers'])('the entity table written in 
   });
 
   test('a second write of an id updates its row; deletes count only the rows they remove', async () => {
+    const { store, connectionId, collectionId } = table;
     await store.upsert(connectionId, collectionId, jobId, [row('a,b', { contentHash: 'changed', chunkCount: 5, breadcrumbs: [] }), row('new one')]);
     const byId = new Map((await stored()).map((r) => [r.entity_id, r]));
     expect(byId.get('a,b')).toMatchObject({ content_hash: 'changed', chunk_count: 5, breadcrumbs: [] });

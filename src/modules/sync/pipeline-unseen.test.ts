@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
+import { beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { SourceItem } from '../../connectors/connector.js';
 import { stubEntity } from '../../connectors/stub/index.js';
-import { startTestServer, type TestServer } from '../../../test/support/harness.js';
-import { api } from '../../../test/support/sync-helpers.js';
+import { useEntityTable } from '../../../test/support/entity-table-fixture.js';
 import type { EntityRow } from './entity-store.js';
 import { SyncPipeline } from './pipeline.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
@@ -15,9 +14,7 @@ import { layerSyncConfigs } from './sync-config-layers.js';
  * and an entity met then deleted by a later item. Real entity table (PGlite), index and embedder.
  */
 describe('a complete run deletes the stored entities it did not meet, also when the counts match', () => {
-  let server: TestServer;
-  let collectionId: string;
-  let connectionId: string;
+  const table = useEntityTable('unseen');
   let pipeline: SyncPipeline;
   let idPagesRead = 0;
   const settings = { seed: 3, size_mix: 'small', hierarchy_depth: 0, code_files: false, revision: 0 } as const;
@@ -25,19 +22,19 @@ describe('a complete run deletes the stored entities it did not meet, also when 
 
   const storedIds = async () => {
     const pages: string[] = [];
-    for await (const page of server.running.core.entityStore.ids(connectionId, 100)) pages.push(...page);
+    for await (const page of table.store.ids(table.connectionId, 100)) pages.push(...page);
     return pages;
   };
   const storeStale = (entityId: string) =>
-    server.running.core.entityStore.upsert(connectionId, collectionId, jobId, [
+    table.store.upsert(table.connectionId, table.collectionId, jobId, [
       { entityId, entityType: 'note', name: entityId, contentHash: 'old', chunkCount: 0, breadcrumbs: [], fields: null, sourceCreatedAt: null, sourceUpdatedAt: null } satisfies EntityRow,
     ]);
   const completeRun = (items: SourceItem[]) =>
     pipeline.run({
       jobId,
-      syncId: connectionId,
-      collectionId,
-      sourceConnectionId: connectionId,
+      syncId: table.connectionId,
+      collectionId: table.collectionId,
+      sourceConnectionId: table.connectionId,
       sourceName: 'push',
       config: layerSyncConfigs(),
       source: { complete: true, nextCursor: () => null, items: (async function* () { yield* items; })() },
@@ -47,11 +44,7 @@ describe('a complete run deletes the stored entities it did not meet, also when 
     });
 
   beforeAll(async () => {
-    server = await startTestServer({ deployment: 'embedded' });
-    const call = api(server.url, server.apiKey);
-    collectionId = (await call('POST', '/collections', { name: 'Unseen', readable_id: 'unseen' })).body.id;
-    connectionId = (await call('POST', '/source-connections', { short_name: 'push', readable_collection_id: 'unseen', name: 'Notes' })).body.id;
-    const { core } = server.running;
+    const { core } = table.server.running;
     const entities = core.entityStore;
     // The real store, its id pages counted.
     const counted = Object.create(entities) as typeof entities;
@@ -61,11 +54,8 @@ describe('a complete run deletes the stored entities it did not meet, also when 
     };
     pipeline = new SyncPipeline({ entities: counted, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1 });
   });
-  afterAll(async () => {
-    await server?.stop();
-  });
   beforeEach(async () => {
-    await server.running.core.entityStore.delete(connectionId, await storedIds());
+    await table.store.delete(table.connectionId, await storedIds());
     idPagesRead = 0;
   });
 

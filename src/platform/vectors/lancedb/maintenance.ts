@@ -2,6 +2,29 @@ import * as lancedb from '@lancedb/lancedb';
 
 /** Each add() is a fragment and a version: compact a table after this many writes (adds and deletes). */
 const OPTIMIZE_EVERY_WRITES = 20;
+/**
+ * A table searched while it is written is compacted early, at a write, once the keyword searches
+ * since its last compaction have scanned this many unindexed rows per row of the table. Rows not yet
+ * in the full-text index are scanned by every keyword search (LanceDB tokenizes each one's text per
+ * query: ~9 µs a row, one thread, whether they sit in one fragment or many), so a search during a
+ * sync cost ~10 ms per 1,000 rows written since the last compaction: 212 ms with the 22,200 rows of
+ * bench:sync's 20,000 entities, all unindexed (against ~5 ms indexed). Folding them in costs
+ * optimize() ~13 µs per row of the table (compaction ~4, the full-text index's update ~9: both
+ * rewrite the whole table's share, whatever was added; 300 ms at 22,000 rows), which no cheaper call
+ * of LanceDB 0.39's API avoids. Compacting once the searches' scans have cost what a compaction
+ * costs (rent or buy) keeps their sum within twice the best schedule in hindsight, whatever the
+ * search rate: with nobody searching, nothing changes (every OPTIMIZE_EVERY_WRITES writes); the more
+ * searches, the fewer rows each one scans. The count is this process's: a separate worker writing
+ * (`catchment worker` beside `catchment serve`) does not see the API's searches and keeps the
+ * schedule by writes.
+ *
+ * 1.4 is the two costs' ratio (13 / 9). Lab, 111,000 chunks written in 2,000-row adds through this
+ * class, hybrid searches between the adds, CPU: with 3 searches an add (1.4 / 0.5 / never early),
+ * 56 / 35 / 183 ms a search, writes with their compactions 9.0 / 10.7 / 4.5 s; with one search every
+ * 2 adds, 134 / 97 / 191 ms a search, writes 4.6 / 7.9 / 4.2 s. 0.5 buys lower latency with more
+ * compaction than the searches it saves when searches are few.
+ */
+const SCANNED_ROWS_PER_TABLE_ROW = 1.4;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */
 const KEEP_VERSIONS_MS = 10 * 60 * 1000;
 /** Partitions of every index made before their count was recorded, and the fewest made since. */
@@ -70,12 +93,14 @@ export function vectorIndexPartitions(indices: readonly lancedb.IndexConfig[]): 
 
 /**
  * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),
- * compaction every OPTIMIZE_EVERY_WRITES writes, and the vector index once a table is large enough,
+ * compaction every OPTIMIZE_EVERY_WRITES writes (earlier while keyword searches scan the rows added), and the vector index once a table is large enough,
  * trained again with more partitions as the table grows.
  * Callers hold the table's write lock, except `ensureFullText`, which takes it through `exclusive`.
  */
 export class TableMaintenance {
   private readonly writes = new Map<string, number>();
+  /** Keyword searches since a table's last compaction not yet counted, and the unindexed rows those counted scanned. */
+  private readonly searchScans = new Map<string, { uncounted: number; scannedRows: number }>();
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
   /** The partitions of each table's vector index as last seen, with the table version it was seen at. */
@@ -93,22 +118,40 @@ export class TableMaintenance {
   ) {}
 
   /**
-   * Counts a write; every OPTIMIZE_EVERY_WRITES-th compacts the table and, once it is large enough,
-   * gives it its vector index. A long sync thus trains the index on its first rows mid-run and later
+   * Counts a write; every OPTIMIZE_EVERY_WRITES-th (or an earlier one, once the keyword searches since the
+   * last compaction have scanned enough unindexed rows: SCANNED_ROWS_PER_TABLE_ROW) compacts the table
+   * and, once it is large enough, gives it its vector index. A long sync thus trains the index on its first rows mid-run and later
    * compactions fold rows in, instead of the run's final optimize training on all of them at once
    * (300,000 entities: the whole sync ~20 % faster, its peak memory ~200 MiB lower).
    */
   async wrote(collectionId: string, table: lancedb.Table): Promise<void> {
     const writes = (this.writes.get(collectionId) ?? 0) + 1;
     this.writes.set(collectionId, writes);
-    if (writes < OPTIMIZE_EVERY_WRITES) return;
+    if (writes < OPTIMIZE_EVERY_WRITES && !(await this.searchesOutweighCompaction(collectionId, table))) return;
     await this.compact(collectionId, table);
     await this.upkeepVectorIndex(collectionId, table, false);
+  }
+
+  /**
+   * Whether the keyword searches since the table's last compaction scanned SCANNED_ROWS_PER_TABLE_ROW
+   * unindexed rows per row of the table. Each search is counted as scanning the rows the full-text
+   * index lacks at the next write (at most a write more than it saw). Reads the index's statistics
+   * (~0.1 ms) only when a search came since the last write.
+   */
+  private async searchesOutweighCompaction(collectionId: string, table: lancedb.Table): Promise<boolean> {
+    const scans = this.searchScans.get(collectionId);
+    if (!scans || scans.uncounted === 0) return false;
+    const fullText = (await table.listIndices()).filter((index) => index.indexType === 'FTS');
+    const unindexed = (await Promise.all(fullText.map(async (index) => (await table.indexStats(index.name))?.numUnindexedRows ?? 0))).reduce((sum, rows) => sum + rows, 0);
+    scans.scannedRows += scans.uncounted * unindexed;
+    scans.uncounted = 0;
+    return scans.scannedRows >= SCANNED_ROWS_PER_TABLE_ROW * (await table.countRows());
   }
 
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
   async compact(collectionId: string, table: lancedb.Table): Promise<void> {
     this.writes.set(collectionId, 0);
+    this.searchScans.delete(collectionId);
     await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
   }
 
@@ -121,8 +164,8 @@ export class TableMaintenance {
    * sync, once enough was added: RETRAIN_GROWTH_SHARE; MAX_SEGMENTS_DURING_RUN otherwise), the index is
    * trained again on all rows, replacing the
    * old one (searches use the old one until the new one is committed; training 256 partitions on
-   * 1,000,000 rows took 12 s of CPU). Checked at compactions only (every OPTIMIZE_EVERY_WRITES writes
-   * and at a sync's end), never per write.
+   * 1,000,000 rows took 12 s of CPU). Checked at compactions only (every OPTIMIZE_EVERY_WRITES writes or
+   * earlier while searched, and at a sync's end), never per write.
    */
   async upkeepVectorIndex(collectionId: string, table: lancedb.Table, atRest: boolean): Promise<void> {
     const rows = await table.countRows();
@@ -163,8 +206,15 @@ export class TableMaintenance {
     return partitions;
   }
 
-  /** Full-text indexes are created with the table; tables made without them get them here. */
+  /**
+   * Run before every keyword search: counts it (see SCANNED_ROWS_PER_TABLE_ROW: writes in this process
+   * compact earlier while the table is searched) and makes sure the table has its full-text indexes:
+   * they are created with the table; tables made without them get them here.
+   */
   async ensureFullText(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
+    const scans = this.searchScans.get(collectionId);
+    if (scans) scans.uncounted++;
+    else this.searchScans.set(collectionId, { uncounted: 1, scannedRows: 0 });
     if (this.ftsReady.has(collectionId)) return;
     await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
   }
@@ -181,6 +231,7 @@ export class TableMaintenance {
   /** The collection's table is gone: what was known of it goes too. */
   forget(collectionId: string): void {
     this.writes.delete(collectionId);
+    this.searchScans.delete(collectionId);
     this.ftsReady.delete(collectionId);
     this.partitions.delete(collectionId);
     this.trainedRows.delete(collectionId);

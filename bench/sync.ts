@@ -8,14 +8,18 @@
  *
  * While the full sync runs, one client searches the collection (instant hybrid through REST) every
  * `--search-every-ms` (200; 0: no searches during the sync), so the peak memory is that of a server syncing and serving search; after it, the latency of
- * that search at the synced size. `--memory-curve` prints the process's resident memory sampled every
- * `--sample-seconds` during the full sync (the server runs in this process), as it goes.
+ * that search at the synced size, and the main thread's event-loop delay during the sync (how long a
+ * request may wait for the thread the sync also runs on). `--search-breakdown`: the client cycles
+ * hybrid, keyword alone, semantic alone and a search of an empty collection (HTTP, auth, GraphQL: no
+ * index work, so it measures the wait for the main thread), each with its own p50/p95.
+ * `--memory-curve` prints the process's resident memory sampled every `--sample-seconds` during the
+ * full sync (the server runs in this process), as it goes.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createSourceHttpClient } from '../src/connectors/contract/http-client.js';
@@ -39,6 +43,7 @@ const { values } = parseArgs({
     'sample-seconds': { type: 'string', default: '5' },
     'no-resync': { type: 'boolean', default: false },
     'search-every-ms': { type: 'string', default: '200' },
+    'search-breakdown': { type: 'boolean', default: false },
   },
 });
 const count = Number(values.entities);
@@ -80,12 +85,13 @@ try {
   await server.running.core.vectors();
 
   const created = (await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'bench-sync', authentication: { credentials: { token: 'bench' } }, config, sync_immediately: false })).body;
-  const search = async () => {
+  const search = async (strategy = 'hybrid', collection = 'bench-sync') => {
     const t = performance.now();
-    const response = await call('POST', '/collections/bench-sync/search/instant', { query: QUERIES[Math.floor(Math.random() * QUERIES.length)], retrieval_strategy: 'hybrid', limit: 10 });
+    const response = await call('POST', `/collections/${collection}/search/instant`, { query: QUERIES[Math.floor(Math.random() * QUERIES.length)], retrieval_strategy: strategy, limit: 10 });
     if (response.status !== 200) throw new Error(`search answered ${response.status}: ${JSON.stringify(response.body).slice(0, 200)}`);
     return performance.now() - t;
   };
+  if (values['search-breakdown']) await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
   // The peak from here on: a start's transient peak (PGlite's first start, compiling its WebAssembly) is not the sync's.
   writeFileSync('/proc/self/clear_refs', '5');
   const memoryAtStart = residentMemory();
@@ -110,11 +116,15 @@ try {
     });
   }, Number(values['sample-seconds']) * 1000);
   // One client searching while the sync runs (it shares the process, so it takes from the sync).
-  const duringSync: number[] = [];
   const searchEveryMs = Number(values['search-every-ms']);
+  const kinds = values['search-breakdown'] ? ['hybrid', 'keyword', 'semantic', 'empty'] : ['hybrid'];
+  const duringSync = new Map(kinds.map((kind) => [kind, [] as number[]]));
+  const eventLoopDelay = monitorEventLoopDelay({ resolution: 10 });
+  eventLoopDelay.enable();
   const searching = (async () => {
-    while (syncing && searchEveryMs > 0) {
-      duringSync.push(await search());
+    for (let i = 0; syncing && searchEveryMs > 0; i++) {
+      const kind = kinds[i % kinds.length]!;
+      duringSync.get(kind)!.push(await (kind === 'empty' ? search('hybrid', 'bench-empty') : search(kind)));
       await new Promise((resolve) => setTimeout(resolve, searchEveryMs));
     }
   })();
@@ -122,6 +132,7 @@ try {
   const fullSeconds = jobSeconds(full);
   const fullCpu = cpuSeconds(cpuAtStart);
   syncing = false;
+  eventLoopDelay.disable();
   clearInterval(sampler);
   await searching;
   const memoryAfterSync = residentMemory();
@@ -191,9 +202,14 @@ try {
   if (!values['no-resync']) console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated})`);
   console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it  (floor CPU ${((floorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
   console.log(`embed + index + upkeep floor (with the final optimize): ${upkeepFloorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / upkeepFloorRate) * 100).toFixed(0)} % of it  (CPU ${((upkeepFloorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
-  duringSync.sort((a, b) => a - b);
   afterSync.sort((a, b) => a - b);
-  console.log(`search during the sync: ${duringSync.length} hybrid queries, p50 ${percentile(duringSync, 50).toFixed(1)} ms, p95 ${percentile(duringSync, 95).toFixed(1)} ms`);
+  for (const [kind, latencies] of duringSync) {
+    latencies.sort((a, b) => a - b);
+    const what = kind === 'empty' ? 'searches of an empty collection (no index work)' : `${kind} queries`;
+    console.log(`search during the sync: ${latencies.length} ${what}, p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms`);
+  }
+  const delayMs = (nanoseconds: number) => (nanoseconds / 1e6).toFixed(0);
+  console.log(`main thread's event-loop delay during the sync: p50 ${delayMs(eventLoopDelay.percentile(50))} ms, p95 ${delayMs(eventLoopDelay.percentile(95))} ms, max ${delayMs(eventLoopDelay.max)} ms`);
   console.log(`search after it (${full.chunks_written} chunks): p50 ${percentile(afterSync, 50).toFixed(1)} ms, p95 ${percentile(afterSync, 95).toFixed(1)} ms`);
   console.log(`resident memory: ${memoryAtStart.now.toFixed(0)} MiB before the sync, ${memoryAfterSync.now.toFixed(0)} MiB after it, peak ${memoryAfterSync.peak.toFixed(0)} MiB while syncing and searching (this process runs the sources through swc: ~110 MiB more than the compiled build)`);
   if (values['memory-curve']) console.log(`memory curve: ${curve.map((point) => point.rss.toFixed(0)).join(' ')} MiB`);

@@ -173,7 +173,7 @@ export class LanceDbVectorIndex implements VectorIndex {
         table,
         dimensions: this.dimensions,
         ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, version, where),
-        ensureFullText: () => this.maintenance.ensureFullText(collectionId, table, fullText),
+        beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(collectionId, table, fullText),
         fullTextColumns: fullText,
         candidates,
         entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,

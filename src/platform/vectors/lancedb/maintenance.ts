@@ -95,7 +95,7 @@ export function vectorIndexPartitions(indices: readonly lancedb.IndexConfig[]): 
  * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),
  * compaction every OPTIMIZE_EVERY_WRITES writes (earlier while keyword searches scan the rows added), and the vector index once a table is large enough,
  * trained again with more partitions as the table grows.
- * Callers hold the table's write lock, except `ensureFullText`, which takes it through `exclusive`.
+ * Callers hold the table's write lock, except `beforeKeywordSearch`, which takes it through `exclusive`.
  */
 export class TableMaintenance {
   private readonly writes = new Map<string, number>();
@@ -211,7 +211,7 @@ export class TableMaintenance {
    * compact earlier while the table is searched) and makes sure the table has its full-text indexes:
    * they are created with the table; tables made without them get them here.
    */
-  async ensureFullText(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
+  async beforeKeywordSearch(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
     const scans = this.searchScans.get(collectionId);
     if (scans) scans.uncounted++;
     else this.searchScans.set(collectionId, { uncounted: 1, scannedRows: 0 });

@@ -83,8 +83,8 @@ export interface RankingContext {
    * matches may all lie outside the probed partitions (the filter itself narrows the scan).
    */
   ivfProbes: number | null;
-  /** Run before a keyword search: makes sure the table has its full-text indexes. */
-  ensureFullText: () => Promise<void>;
+  /** Run before a keyword search: counts it for the upkeep (TableMaintenance.beforeKeywordSearch) and makes sure the table has its full-text indexes. */
+  beforeKeywordSearch: () => Promise<void>;
   /** What keyword search matches: `fullTextColumns` of the table's layout, one BM25 search each. */
   fullTextColumns: readonly string[];
   /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
@@ -197,7 +197,7 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
 async function keyword(context: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
-  await context.ensureFullText();
+  await context.beforeKeywordSearch();
   return Promise.all(
     context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);

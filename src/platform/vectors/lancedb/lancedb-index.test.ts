@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { Precision } from 'apache-arrow';
-import { chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, LEGACY_LAYOUT } from './arrow.js';
+import { type ChunkLayout, chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, LEGACY_LAYOUT } from './arrow.js';
 import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
@@ -27,6 +27,19 @@ vectorIndexContract('LanceDB (real files)', async () => {
     cleanup: async () => rmSync(directory, { recursive: true, force: true }),
   };
 });
+
+/**
+ * A collection's table as an older version made it, in `layout` (two full-text columns, `text` and
+ * `name`, as every layout before KEYWORDS_COLUMN had), written straight through LanceDB.
+ */
+async function makeOlderTable(directory: string, collectionId: string, layout: ChunkLayout, records: ChunkRecord[]): Promise<void> {
+  const schema = chunkSchema(DIMENSIONS, layout);
+  const db = await lancedb.connect(directory);
+  const made = await db.createTable(LanceDbVectorIndex.tableName(collectionId), chunksToArrow(records, schema), { schema });
+  for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
+  made.close();
+  db.close();
+}
 
 describe('LanceDbVectorIndex', () => {
   let directory: string;
@@ -151,12 +164,7 @@ describe('LanceDbVectorIndex', () => {
       }),
     );
     try {
-      const legacySchema = chunkSchema(DIMENSIONS, LEGACY_LAYOUT);
-      const db = await lancedb.connect(dir);
-      const made = await db.createTable(LanceDbVectorIndex.tableName(legacyId), chunksToArrow(records, legacySchema), { schema: legacySchema });
-      for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
-      made.close();
-      db.close();
+      await makeOlderTable(dir, legacyId, LEGACY_LAYOUT, records);
       const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
       try {
         await opened.add(currentId, records);
@@ -187,8 +195,8 @@ describe('LanceDbVectorIndex', () => {
         // Writes to the old table carry its own columns; it still lacks the new one, and the new one has it.
         await opened.add(legacyId, [chunk(100, { text: 'late okapi' })]);
         expect((await opened.search(legacyId, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-100']);
-        expect((await opened.stats(legacyId))!.currentLayout).toBe(false);
-        expect((await opened.stats(currentId))!.currentLayout).toBe(true);
+        expect((await opened.stats(legacyId))!.layout.keyed).toBe(false);
+        expect((await opened.stats(currentId))!.layout.keyed).toBe(true);
         const reopened = await lancedb.connect(dir);
         const columns = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.map((field) => field.name);
         expect(await columns(legacyId)).toEqual(expect.arrayContaining(['breadcrumbs', 'web_url', 'url', 'raw_source_fields', 'access']));
@@ -210,12 +218,7 @@ describe('LanceDbVectorIndex', () => {
     const [singleId, halfId] = [randomUUID(), randomUUID()];
     const records = Array.from({ length: 40 }, (_, i) => chunk(i, { text: `${['heron', 'otter'][i % 2]} note ${i}` }));
     try {
-      const singleSchema = chunkSchema(DIMENSIONS, { keyed: true, keywords: false, precision: 'single' });
-      const db = await lancedb.connect(dir);
-      const made = await db.createTable(LanceDbVectorIndex.tableName(singleId), chunksToArrow(records, singleSchema), { schema: singleSchema });
-      for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
-      made.close();
-      db.close();
+      await makeOlderTable(dir, singleId, { keyed: true, keywords: false, precision: 'single' }, records);
       const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
       try {
         await opened.add(halfId, records);
@@ -241,7 +244,7 @@ describe('LanceDbVectorIndex', () => {
           expect((await opened.search(id, { strategy: 'keyword', text: 'late heron', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
         }
         expect((await opened.search(halfId, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 100), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
-        expect((await opened.stats(singleId))!.currentLayout).toBe(true);
+        expect((await opened.stats(singleId))!.layout.keyed).toBe(true);
       } finally {
         await opened.close();
       }

@@ -1,7 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { candidateDepth, CONTAINER_WEIGHT, rankDocuments, type RankedDocument } from '../document-ranking.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
-import { chunksToArrow, fullTextColumns } from './arrow.js';
+import { type ChunkLayout, chunksToArrow, fullTextColumns } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
 import { EntityKeyCache } from './entity-key-cache.js';
 import { FilterShares, IVF_FILTER_MIN_SHARE } from './filter-shares.js';
@@ -117,14 +117,14 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /**
-   * Fragment, version and index statistics of a collection's table (null when it has none), and
-   * whether it has the current layout (tables made before it are searched by chunk id and read a
-   * column per field, slower); for operations, benchmarks and tests.
+   * Fragment, version and index statistics of a collection's table (null when it has none), and its
+   * layout (tables made before CURRENT_LAYOUT are searched more slowly, see ChunkLayout); for
+   * operations, benchmarks and tests.
    */
-  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; currentLayout: boolean }) | null> {
+  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; layout: ChunkLayout }) | null> {
     const table = await this.tables.existing(collectionId);
     if (!table) return null;
-    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), currentLayout: this.tables.isCurrentLayout(table) };
+    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), layout: this.tables.layoutOf(table) };
   }
 
   /** Bytes LanceDB's caches (index data, file metadata) hold now: at most what the options allow. */
@@ -140,8 +140,9 @@ export class LanceDbVectorIndex implements VectorIndex {
     return Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions))));
   }
 
-  private resultColumns(table: lancedb.Table): ResultColumns {
-    return this.tables.isCurrentLayout(table) ? DETAILS_RESULT : LEGACY_RESULT;
+  /** What a page reads of a table of `layout`: its details column, or a column per field in tables made before it. */
+  private resultColumns(layout: ChunkLayout): ResultColumns {
+    return layout.keyed ? DETAILS_RESULT : LEGACY_RESULT;
   }
 
   private async create(collectionId: string): Promise<lancedb.Table> {
@@ -164,11 +165,11 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
-      const currentLayout = this.tables.isCurrentLayout(table);
-      const candidates = candidateColumns(currentLayout);
+      const layout = this.tables.layoutOf(table);
+      const candidates = candidateColumns(layout.keyed);
       // Read once: the index's partitions, the filter's share and the cached entity keys are all kept per version.
       const version = await table.version();
-      const fullText = fullTextColumns(this.tables.layoutOf(table));
+      const fullText = fullTextColumns(layout);
       const context = {
         table,
         dimensions: this.dimensions,
@@ -176,9 +177,9 @@ export class LanceDbVectorIndex implements VectorIndex {
         beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(collectionId, table, fullText),
         fullTextColumns: fullText,
         candidates,
-        entityKeys: currentLayout ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
+        entityKeys: layout.keyed ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
       };
-      const result = this.resultColumns(table);
+      const result = this.resultColumns(layout);
       // Containers count at CONTAINER_WEIGHT (see there).
       const weightOf = (row: Row) => (candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
       const rowIdOf = (ranked: RankedDocument<Row>) => ranked.best.item._rowid as bigint;
@@ -202,7 +203,7 @@ export class LanceDbVectorIndex implements VectorIndex {
   async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {
     const where = whereClause(filter);
     const chunks = await this.tables.read(collectionId, [] as Omit<ChunkRecord, 'vector'>[], async (table) => {
-      const result = this.resultColumns(table);
+      const result = this.resultColumns(this.tables.layoutOf(table));
       let query = table.query().select([...result.columns]).limit(Math.max(0, Math.floor(limit)));
       if (where !== null) query = query.where(where);
       return (await queryRows(query)).map(result.toChunk);

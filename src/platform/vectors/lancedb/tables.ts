@@ -71,14 +71,6 @@ export class LanceDbTables {
     return this.layouts.get(table) ?? CURRENT_LAYOUT;
   }
 
-  /**
-   * Whether a table this returned has ENTITY_KEY_COLUMN and DETAILS_COLUMN (`keyed`); tables made
-   * before them do not, until they are made again.
-   */
-  isCurrentLayout(table: lancedb.Table): boolean {
-    return this.layoutOf(table).keyed;
-  }
-
   private schemaOfLayout(layout: ChunkLayout): Schema {
     const key = JSON.stringify(layout);
     let schema = this.schemas.get(key);

@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import * as lancedb from '@lancedb/lancedb';
 import { makeChunk, seededVector } from '../../src/platform/vectors/vector-index.contract.js';
-import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
+import { indexStatsOf, useLanceDbIndex } from '../support/lancedb-fixture.js';
 import { vectorIndexSegmentsAllowed } from '../../src/platform/vectors/lancedb/maintenance.js';
 
 /**
@@ -21,53 +17,34 @@ import { vectorIndexSegmentsAllowed } from '../../src/platform/vectors/lancedb/m
  */
 describe('issue 18-04: a vector index does not gather a segment per sync', () => {
   const DIMENSIONS = 8;
-  let directory: string;
-  let index: LanceDbVectorIndex;
+  const lance = useLanceDbIndex(DIMENSIONS, { vectorIndexMinRows: 1000, ivfPartitionsFor: () => 4 });
   const id = randomUUID();
   const rows = (from: number, count: number) => Array.from({ length: count }, (_, i) => makeChunk(DIMENSIONS, from + i));
-
-  beforeEach(async () => {
-    directory = mkdtempSync(path.join(tmpdir(), 'catchment-issue18-04-'));
-    index = await LanceDbVectorIndex.open(directory, DIMENSIONS, { vectorIndexMinRows: 1000, ivfPartitionsFor: () => 4 });
-  });
-  afterEach(async () => {
-    await index.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
-
   const segmentsOf = async () => {
-    const db = await lancedb.connect(directory);
-    try {
-      const table = await db.openTable(LanceDbVectorIndex.tableName(id));
-      const [vector] = (await table.listIndices()).filter((config) => config.columns.includes('vector'));
-      const stats = await table.indexStats(vector!.name);
-      table.close();
-      return { segments: stats!.numIndices, unindexed: stats!.numUnindexedRows };
-    } finally {
-      db.close();
-    }
+    const stats = await indexStatsOf(lance.directory, id, (config) => config.columns.includes('vector'));
+    return { segments: stats.numIndices, unindexed: stats.numUnindexedRows };
   };
 
   test('a sync that adds a tenth of the table or more leaves the index in one segment, and its rows are found', async () => {
-    await index.add(id, rows(0, 1500));
-    await index.optimize(id);
+    await lance.index.add(id, rows(0, 1500));
+    await lance.index.optimize(id);
     expect(await segmentsOf()).toEqual({ segments: 1, unindexed: 0 });
     for (let sync = 0; sync < 2; sync++) {
-      await index.add(id, rows(1500 + sync * 200, 200));
-      await index.optimize(id); // a sync's end
+      await lance.index.add(id, rows(1500 + sync * 200, 200));
+      await lance.index.optimize(id); // a sync's end
       expect(await segmentsOf()).toEqual({ segments: 1, unindexed: 0 });
     }
-    const [top] = await index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1777), limit: 1, offset: 0 });
+    const [top] = await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1777), limit: 1, offset: 0 });
     expect(top!.chunk.entityId).toBe('entity-1777');
   });
 
   test('small syncs (a push of one entity) keep their segments, until more than three extra ones or a tenth of the table added', async () => {
-    await index.add(id, rows(0, 1500));
-    await index.optimize(id);
+    await lance.index.add(id, rows(0, 1500));
+    await lance.index.optimize(id);
     const seen: number[] = [];
     for (let push = 0; push < 8; push++) {
-      await index.add(id, rows(1500 + push, 1));
-      await index.optimize(id);
+      await lance.index.add(id, rows(1500 + push, 1));
+      await lance.index.optimize(id);
       seen.push((await segmentsOf()).segments ?? 1);
     }
     // Retraining costs the whole table: one-row pushes keep their segments (LanceDB's compaction may
@@ -77,10 +54,10 @@ describe('issue 18-04: a vector index does not gather a segment per sync', () =>
     expect(seen.indexOf(4)).toBeLessThan(seen.length - 1);
     expect(seen[seen.indexOf(4) + 1]).toBe(1);
     // The rows added since the last training reach a tenth of the table: merged at once.
-    await index.add(id, rows(1508, 180));
-    await index.optimize(id);
+    await lance.index.add(id, rows(1508, 180));
+    await lance.index.optimize(id);
     expect(await segmentsOf()).toEqual({ segments: 1, unindexed: 0 });
-    const [top] = await index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1502), limit: 1, offset: 0 });
+    const [top] = await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1502), limit: 1, offset: 0 });
     expect(top!.chunk.entityId).toBe('entity-1502');
   });
 

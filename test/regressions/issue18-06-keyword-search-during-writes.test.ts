@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import * as lancedb from '@lancedb/lancedb';
 import { makeChunk, seededVector } from '../../src/platform/vectors/vector-index.contract.js';
-import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
+import { indexStatsOf, useLanceDbIndex } from '../support/lancedb-fixture.js';
 
 /**
  * Issue 18, finding 6 (bench:sync, report of this session's sync helper): a hybrid search during a
@@ -21,38 +17,17 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
   const DIMENSIONS = 8;
   const WRITES = 10;
   const ROWS_PER_WRITE = 100;
-  let directory: string;
-  let index: LanceDbVectorIndex;
+  const lance = useLanceDbIndex(DIMENSIONS);
   const id = randomUUID();
   const batch = (write: number) =>
     Array.from({ length: ROWS_PER_WRITE }, (_, i) => makeChunk(DIMENSIONS, write * ROWS_PER_WRITE + i, { text: `ordinary filler text marker${write}` }));
-  const keywordSearch = (text: string) => index.search(id, { strategy: 'keyword', text, vector: seededVector(DIMENSIONS, 1), limit: 3, offset: 0 });
+  const keywordSearch = (text: string) => lance.index.search(id, { strategy: 'keyword', text, vector: seededVector(DIMENSIONS, 1), limit: 3, offset: 0 });
 
-  beforeEach(async () => {
-    directory = mkdtempSync(path.join(tmpdir(), 'catchment-issue18-06-'));
-    index = await LanceDbVectorIndex.open(directory, DIMENSIONS);
-  });
-  afterEach(async () => {
-    await index.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
-
-  const unindexedFullTextRows = async () => {
-    const db = await lancedb.connect(directory);
-    try {
-      const table = await db.openTable(LanceDbVectorIndex.tableName(id));
-      const [fullText] = (await table.listIndices()).filter((config) => config.indexType === 'FTS');
-      const stats = await table.indexStats(fullText!.name);
-      table.close();
-      return stats!.numUnindexedRows;
-    } finally {
-      db.close();
-    }
-  };
+  const unindexedFullTextRows = async () => (await indexStatsOf(lance.directory, id, (config) => config.indexType === 'FTS')).numUnindexedRows;
 
   test('searched between writes, the table folds its rows into the full-text index early, and each write is found right after it', async () => {
     for (let write = 0; write < WRITES; write++) {
-      await index.add(id, batch(write));
+      await lance.index.add(id, batch(write));
       const found = await keywordSearch(`marker${write}`);
       expect(found).toHaveLength(3);
       expect(found.every((hit) => hit.chunk.text === `ordinary filler text marker${write}`)).toBe(true);
@@ -63,7 +38,7 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
   });
 
   test('not searched, the table keeps compacting every 20 writes only', async () => {
-    for (let write = 0; write < WRITES; write++) await index.add(id, batch(write));
+    for (let write = 0; write < WRITES; write++) await lance.index.add(id, batch(write));
     expect(await unindexedFullTextRows()).toBe(WRITES * ROWS_PER_WRITE);
     expect(await keywordSearch(`marker${WRITES - 1}`)).toHaveLength(3);
   });

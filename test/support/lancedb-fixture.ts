@@ -1,0 +1,52 @@
+import { afterAll, afterEach, beforeAll, beforeEach } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import type { LanceDbVectorIndexOptions } from '../../src/platform/vectors/lancedb/connection.js';
+import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
+
+/** A LanceDB index in a temporary directory of its own. */
+export interface LanceDbFixture {
+  directory: string;
+  index: LanceDbVectorIndex;
+}
+
+/**
+ * Registers, in the calling `describe`, the opening of an index in a new temporary directory before
+ * each test (`each`) or once (`all`), and its closing and removal after. Its fields are set once the
+ * set-up ran.
+ */
+export function useLanceDbIndex(dimensions: number, options: LanceDbVectorIndexOptions = {}, scope: 'each' | 'all' = 'each'): LanceDbFixture {
+  const fixture = {} as LanceDbFixture;
+  const [before, after] = scope === 'each' ? [beforeEach, afterEach] : [beforeAll, afterAll];
+  before(async () => {
+    fixture.directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-'));
+    fixture.index = await LanceDbVectorIndex.open(fixture.directory, dimensions, options);
+  });
+  after(async () => {
+    await fixture.index.close();
+    rmSync(fixture.directory, { recursive: true, force: true });
+  });
+  return fixture;
+}
+
+/**
+ * The statistics of the index of a collection's table that `pick` chooses (its first match), read
+ * through a connection of its own, as another process would see them.
+ */
+export async function indexStatsOf(directory: string, collectionId: string, pick: (config: lancedb.IndexConfig) => boolean): Promise<lancedb.IndexStatistics> {
+  const db = await lancedb.connect(directory);
+  try {
+    const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId));
+    try {
+      const config = (await table.listIndices()).find(pick);
+      if (!config) throw new Error(`the table of ${collectionId} has no such index`);
+      return (await table.indexStats(config.name))!;
+    } finally {
+      table.close();
+    }
+  } finally {
+    db.close();
+  }
+}

@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { startTestServer, type Deployment } from '../test/support/harness.js';
-import { percentile } from './stats.js';
+import { percentile, timeConcurrently } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,30 +33,18 @@ async function measure(deployment: Deployment) {
     }
     const url = `${server.url}/collections?limit=100`;
     for (let i = 0; i < 20; i++) await (await fetch(url, { headers })).arrayBuffer(); // warm-up
-    const latencies: number[] = [];
-    let next = 0;
-    const wallStart = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < requests) {
-          next++;
-          const t0 = performance.now();
-          const response = await fetch(url, { headers });
-          await response.arrayBuffer();
-          if (response.status !== 200) throw new Error(`list failed: ${response.status}`);
-          latencies.push(performance.now() - t0);
-        }
-      }),
-    );
-    const wallMs = performance.now() - wallStart;
-    latencies.sort((a, b) => a - b);
+    const { latencies, seconds } = await timeConcurrently(Array.from({ length: requests }), concurrency, async () => {
+      const response = await fetch(url, { headers });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`list failed: ${response.status}`);
+    });
     return {
       deployment,
       startupMs,
       p50: percentile(latencies, 50),
       p95: percentile(latencies, 95),
       p99: percentile(latencies, 99),
-      throughput: (latencies.length / wallMs) * 1000,
+      throughput: latencies.length / seconds,
       rssMb: process.memoryUsage().rss / 2 ** 20,
     };
   } finally {

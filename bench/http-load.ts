@@ -12,7 +12,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { performance } from 'node:perf_hooks';
+import { timeConcurrently } from './stats.js';
 import { fileURLToPath } from 'node:url';
 
 export interface LoadRequest {
@@ -52,30 +52,18 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
 async function run({ url, headers, bodies, concurrency, nonEmpty }: LoadRequest): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const target = new URL(url);
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
   try {
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < bodies.length) {
-          const body = bodies[next++]!;
-          const t0 = performance.now();
-          const { status, text } = await post(agent, target, headers, body);
-          const failed = () => new Error(`${body} answered ${status} with ${text.slice(0, 200)}`);
-          // Before parsing: an error answer need not be JSON (a proxy's or express's HTML page), and its status is the news.
-          if (status !== 200) throw failed();
-          const parsed = JSON.parse(text) as Record<string, unknown>;
-          latencies.push(performance.now() - t0);
-          const list = nonEmpty === undefined ? [0] : parsed[nonEmpty];
-          if (!Array.isArray(list) || list.length === 0) throw failed();
-        }
-      }),
-    );
+    return await timeConcurrently(bodies, concurrency, async (body) => {
+      const { status, text } = await post(agent, target, headers, body);
+      const failed = () => new Error(`${body} answered ${status} with ${text.slice(0, 200)}`);
+      // Before parsing: an error answer need not be JSON (a proxy's or express's HTML page), and its status is the news.
+      if (status !== 200) throw failed();
+      const list = nonEmpty === undefined ? [0] : (JSON.parse(text) as Record<string, unknown>)[nonEmpty];
+      if (!Array.isArray(list) || list.length === 0) throw failed();
+    });
   } finally {
     agent.destroy();
   }
-  return { latencies: latencies.sort((a, b) => a - b), seconds: (performance.now() - started) / 1000 };
 }
 
 /** The parent's handle on a forked load generator. */

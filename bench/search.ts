@@ -50,7 +50,7 @@ import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vect
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
-import { percentile } from './stats.js';
+import { percentile, timeConcurrently } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -95,24 +95,6 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 const elapsed = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 const summary = (latencies: number[]) => `p50 ${ms(percentile(latencies, 50))}  p95 ${ms(percentile(latencies, 95))}`;
-
-/** Runs `run` once per query, `concurrency` at a time; returns sorted latencies and the wall time. */
-async function measure(queries: string[], concurrency: number, run: (query: string) => Promise<void>) {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < queries.length) {
-        const query = queries[next++]!;
-        const t0 = performance.now();
-        await run(query);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return { latencies: latencies.sort((a, b) => a - b), seconds: (performance.now() - started) / 1000 };
-}
 
 /** The prepared dataset in `dir`, when it matches this run's parameters. */
 function preparedIn(dir: string | undefined): Prepared | null {
@@ -196,7 +178,7 @@ async function measureOutOfProcess(queries: string[], rawQuery: (query: string) 
       const cpu = process.cpuUsage();
       const mainThreadCpu = process.threadCpuUsage();
       const block =
-        path === 'rest' ? await restLoad(bodies.slice(start, start + BLOCK), 1) : await measure(queries.slice(start, start + BLOCK), 1, rawQuery);
+        path === 'rest' ? await restLoad(bodies.slice(start, start + BLOCK), 1) : await timeConcurrently(queries.slice(start, start + BLOCK), 1, rawQuery);
       const used = process.cpuUsage(cpu);
       const usedOnMainThread = process.threadCpuUsage(mainThreadCpu);
       latencies[path].push(...block.latencies);
@@ -273,8 +255,8 @@ try {
 
   t0 = performance.now();
   // Warm-up: every query once on the index (its caches, the page cache), a few through REST (JIT).
-  await measure(queries, 1, rawQuery);
-  await measure(queries.slice(0, 30), 1, search);
+  await timeConcurrently(queries, 1, rawQuery);
+  await timeConcurrently(queries.slice(0, 30), 1, search);
   // One client: REST and raw alternate query by query (and which goes first), so that both see the
   // same caches and the same background load; their ratio is then a fair one.
   const single: number[] = [];
@@ -303,10 +285,10 @@ try {
   }
   single.sort((a, b) => a - b);
   rawSingle.sort((a, b) => a - b);
-  const concurrent = await measure([...queries, ...queries], clients, search);
-  const rawConcurrent = await measure([...queries, ...queries], clients, (query) => rawQuery(query));
+  const concurrent = await timeConcurrently([...queries, ...queries], clients, search);
+  const rawConcurrent = await timeConcurrently([...queries, ...queries], clients, (query) => rawQuery(query));
   const outOfProcess = await measureOutOfProcess(queries, rawQuery, server.url, prepared.apiKey);
-  const embedding = await measure(queries, 1, async (query) => void (await embedder.embed([query])));
+  const embedding = await timeConcurrently(queries, 1, async (query) => void (await embedder.embed([query])));
   const recall = await recallOfExactScan(index, dataDir ?? server.dataDir, collectionId, queries.map((query) => indexQueries.get(query)!));
   const memoryAfterQueries = process.memoryUsage();
 
@@ -349,17 +331,17 @@ try {
 
   if (values.breakdown) {
     console.log('\nbreakdown (1 client):');
-    const semantic = await measure(queries, 1, (query) => rawQuery(query, { strategy: 'semantic' }));
-    const keyword = await measure(queries, 1, (query) => rawQuery(query, { strategy: 'keyword' }));
+    const semantic = await timeConcurrently(queries, 1, (query) => rawQuery(query, { strategy: 'semantic' }));
+    const keyword = await timeConcurrently(queries, 1, (query) => rawQuery(query, { strategy: 'keyword' }));
     const liveFilter = [{ conditions: [{ field: 'service_system_metadata.sync_id' as const, operator: 'in' as const, value: [connectionId] }] }];
-    const filtered = await measure(queries, 1, (query) => rawQuery(query, { filter: liveFilter }));
+    const filtered = await timeConcurrently(queries, 1, (query) => rawQuery(query, { filter: liveFilter }));
     console.log(`raw semantic alone:      ${summary(semantic.latencies)}`);
     console.log(`raw keyword alone:       ${summary(keyword.latencies)}`);
     console.log(`raw hybrid + sync_id filter (what searches send while a deleted connection's chunks linger): ${summary(filtered.latencies)}`);
     // An empty collection: everything of the REST path but the index query and the result shaping.
     await call('DELETE', '/collections/bench-empty'); // left by an interrupted run
     await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
-    const empty = await measure(queries, 1, async (query) => {
+    const empty = await timeConcurrently(queries, 1, async (query) => {
       const response = await call('POST', '/collections/bench-empty/search/instant', { query, retrieval_strategy: 'hybrid', limit });
       if (response.status !== 200) throw new Error(`empty search answered ${response.status}`);
     });

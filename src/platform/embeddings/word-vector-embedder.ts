@@ -106,10 +106,13 @@ export class WordVectorEmbedder implements Embedder {
     if (this.closed) throw new Error('The word-vector embedder is closed');
     const batches = splitBatches(texts, this.batchChars);
     const vectors = new Array<Float32Array>(texts.length);
+    // Views of the batch's block, not copies: a copy allocates a buffer of its own per vector on the
+    // main thread, and the sync holds tens of thousands at a time. A block lives as long as any of its
+    // vectors; a batch's vectors are used together, so that costs no memory.
     const place = (batch: Batch, block: Float32Array) => {
       for (let i = batch.start; i < batch.end; i++) {
         const offset = (i - batch.start) * this.dimensions;
-        vectors[i] = block.slice(offset, offset + this.dimensions);
+        vectors[i] = block.subarray(offset, offset + this.dimensions);
       }
     };
     if (pool?.alive) await this.embedOnPool(pool, layout, texts, batches, place, signal);

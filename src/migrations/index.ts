@@ -9,6 +9,7 @@ import { Migration20261124010000_resume_cursor } from './Migration20261124010000
 import { Migration20261124020000_oauth } from './Migration20261124020000_oauth.js';
 import { Migration20261124030000_operator_app_token_url } from './Migration20261124030000_operator_app_token_url.js';
 import { Migration20261124040000_entities_key } from './Migration20261124040000_entities_key.js';
+import { Migration20261124050000_entities_connection_trigger } from './Migration20261124050000_entities_connection_trigger.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -24,4 +25,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261124020000_oauth', class: Migration20261124020000_oauth },
   { name: 'Migration20261124030000_operator_app_token_url', class: Migration20261124030000_operator_app_token_url },
   { name: 'Migration20261124040000_entities_key', class: Migration20261124040000_entities_key },
+  { name: 'Migration20261124050000_entities_connection_trigger', class: Migration20261124050000_entities_connection_trigger },
 ];

@@ -71,7 +71,9 @@ export class CollectionEntities {
     if (!collection) throw NotFoundError.of('Collection', readableId);
 
     const where = whereClause(options.filter);
-    const from = `from entities e join source_connections c on c.id = e.source_connection_id where e.collection_id = ?${where ? ` and (${where.sql})` : ''}`;
+    // Through the collection's connections (their collection index, then the entity table's key): the
+    // entity table has no index on its collection_id (see the migration entities_connection_trigger).
+    const from = `from source_connections c join entities e on e.source_connection_id = c.id where c.collection_id = ?${where ? ` and (${where.sql})` : ''}`;
     const params = [collection.id, ...(where?.params ?? [])];
     const db = this.orm.em.getConnection();
     const [rows, counts] = await Promise.all([

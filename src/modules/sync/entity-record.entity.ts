@@ -1,21 +1,23 @@
 import { OptionalProps, PrimaryKeyProp } from '@mikro-orm/core';
-import { Entity, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
-import { SourceConnection } from '../connections/source-connection.entity.js';
+import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 /**
  * What the service knows of each synced entity: its content hash (insert / update / keep decisions),
  * hierarchy and, with the entity-store handler on, its fields. Written in bulk by the pipeline with
- * SQL (see entity-store.ts); the ORM mapping serves reads, migrations and cascades.
+ * SQL (see entity-store.ts); the ORM mapping serves reads and migrations.
+ *
+ * No foreign key to the connection and no index on the collection: both cost every row written. A
+ * trigger deletes a deleted connection's rows, and the upsert checks the connection once per batch
+ * (see the migration entities_connection_trigger).
  */
 @Entity({ tableName: 'entities' })
-@Index({ name: 'entities_collection_idx', properties: ['collectionId'] })
 export class EntityRecord {
   [OptionalProps]?: 'fields' | 'sourceCreatedAt' | 'sourceUpdatedAt';
-  [PrimaryKeyProp]?: ['sourceConnection', 'entityId'];
+  [PrimaryKeyProp]?: ['sourceConnectionId', 'entityId'];
 
   /** The key is the pair (connection, entity id): a surrogate id's index cost every row written (see the migration entities_key). */
-  @ManyToOne(() => SourceConnection, { primary: true, deleteRule: 'cascade' })
-  sourceConnection!: SourceConnection;
+  @PrimaryKey({ type: 'uuid' })
+  sourceConnectionId!: string;
 
   @PrimaryKey({ type: 'text' })
   entityId!: string;

@@ -43,6 +43,9 @@ export function ormOptions(clientUrl: string, poolMax: number): Options {
     metadataProvider: ReflectMetadataProvider,
     extensions: [Migrator],
     migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    // The migrations' own triggers (the entity rows of a deleted connection: migration entities_connection_trigger)
+    // are not in the entity metadata; the schema diff is not to drop them.
+    schemaGenerator: { ignoreTriggers: true },
     pool: { min: 0, max: poolMax },
     discovery: { warnWhenNoEntities: false },
     allowGlobalContext: false,

@@ -13,12 +13,16 @@
  * hybrid, keyword alone, semantic alone and a search of an empty collection (HTTP, auth, GraphQL: no
  * index work, so it measures the wait for the main thread), each with its own p50/p95.
  * `--memory-curve` prints the process's resident memory sampled every `--sample-seconds` during the
- * full sync (the server runs in this process), as it goes.
+ * full sync (the server runs in this process), as it goes. `--cpu-profile-dir DIR` writes the main
+ * thread's CPU profile of each full sync (stub, PostgreSQL) to DIR, for Chrome DevTools or any
+ * .cpuprofile reader: the sync's own window, without the start-up and the floor.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -44,6 +48,7 @@ const { values } = parseArgs({
     'no-resync': { type: 'boolean', default: false },
     'search-every-ms': { type: 'string', default: '200' },
     'search-breakdown': { type: 'boolean', default: false },
+    'cpu-profile-dir': { type: 'string' },
   },
 });
 const count = Number(values.entities);
@@ -55,6 +60,23 @@ function residentMemory(): { now: number; peak: number } {
   const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
   return { now: field('VmRSS'), peak: field('VmHWM') };
 }
+
+/** The main thread's CPU profile between `start` and `stop(name)`, written as `name`.cpuprofile under `--cpu-profile-dir` (nothing without it). */
+const profileDir = values['cpu-profile-dir'];
+const profiler = profileDir ? new Session() : null;
+profiler?.connect();
+const cpuProfile = {
+  start: async () => {
+    await profiler?.post('Profiler.enable');
+    await profiler?.post('Profiler.start');
+  },
+  stop: async (name: string) => {
+    if (!profiler || !profileDir) return;
+    const { profile } = await profiler.post('Profiler.stop');
+    mkdirSync(profileDir, { recursive: true });
+    writeFileSync(path.join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
+  },
+};
 
 /**
  * A run's time is the job's own, from its creation (the `run` request) to its completion, as the
@@ -98,6 +120,7 @@ try {
   const curve: { seconds: number; rss: number; jobEntities: number }[] = [];
   let t0 = performance.now();
   // CPU of the whole process (server threads included): on a shared host it varies less than the wall time.
+  await cpuProfile.start();
   let cpuAtStart = process.cpuUsage();
   const first = (await call('POST', `/source-connections/${created.id}/run`)).body;
   let syncing = true;
@@ -131,6 +154,7 @@ try {
   const full = await waitForJob(call, created.id, first.id, ['COMPLETED', 'FAILED'], 6 * 3_600_000, POLL_MS);
   const fullSeconds = jobSeconds(full);
   const fullCpu = cpuSeconds(cpuAtStart);
+  await cpuProfile.stop('stub-full-sync');
   syncing = false;
   eventLoopDelay.disable();
   clearInterval(sampler);
@@ -235,11 +259,13 @@ try {
       }
       await call('POST', '/collections', { name: 'Bench PostgreSQL', readable_id: 'bench-postgres' });
       const connection = (await call('POST', '/source-connections', { short_name: 'postgresql', readable_collection_id: 'bench-postgres', authentication: { credentials: { url: database.url } }, sync_immediately: false })).body;
+      await cpuProfile.start();
       cpuAtStart = process.cpuUsage();
       const pgFirst = (await call('POST', `/source-connections/${connection.id}/run`)).body;
       const pgFull = await waitForJob(call, connection.id, pgFirst.id, ['COMPLETED', 'FAILED'], 3_600_000, POLL_MS);
       const pgFullSeconds = jobSeconds(pgFull);
       const pgFullCpu = cpuSeconds(cpuAtStart);
+      await cpuProfile.stop('postgresql-full-sync');
       if (pgFull.status !== 'COMPLETED') throw new Error(`PostgreSQL sync failed: ${pgFull.error}`);
       const pgAgain = (await call('POST', `/source-connections/${connection.id}/run`)).body;
       const pgResync = await waitForJob(call, connection.id, pgAgain.id, ['COMPLETED', 'FAILED'], 3_600_000, POLL_MS);

@@ -14,7 +14,7 @@
  * - the dataset build time and the process memory.
  *
  *   npm run bench:search [-- --entities 100000 --queries 300 --limit 10 --clients 8]
- *                        [--data-dir DIR [--rebuild]] [--breakdown]
+ *                        [--data-dir DIR [--rebuild]] [--breakdown] [--results FILE] [--vocabulary stub|zipf]
  *
  * --data-dir DIR  keeps the dataset (PGlite database, LanceDB files, encryption key) in DIR. A later
  *                 run with the same DIR and the same --entities reuses it and skips the ingest; a
@@ -22,6 +22,10 @@
  *                 be empty, missing, or a directory this bench made. Without it, the dataset lives in
  *                 a temporary directory removed at the end.
  * --rebuild       ingests again even when DIR holds a matching dataset.
+ * --results FILE  first writes each query's results straight from the index to FILE, for hybrid,
+ *                 keyword and semantic search, first and second page: chunk ids and scores, one JSON
+ *                 line each. Two trees run on the same DIR write the same file unless a change moved
+ *                 a ranking (compare them with cmp).
  * --breakdown     also times the parts of the raw query (semantic alone, keyword alone, hybrid with
  *                 the sync_id filter searches add while a deleted connection's chunks linger) and the
  *                 REST path's fixed cost (a search of an empty collection: HTTP, auth, facade,
@@ -35,7 +39,9 @@
  * recall of the exact scan ≥ 0.99.
  *
  * The stub's texts draw on a vocabulary of 60 words, so every query word matches a large share of
- * the chunks: a hard case for BM25, whose cost grows with the matches it scores.
+ * the chunks: a hard case for BM25, whose cost grows with the matches it scores. `--vocabulary zipf`
+ * measures the same on texts whose words follow Zipf's law over 20,000 (bench/search-corpus.ts), as
+ * natural language does: a dataset of its own (use another --data-dir).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -48,8 +54,9 @@ import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-inde
 import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenance.js';
 import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
-import { api, waitForJob, type Api } from '../test/support/sync-helpers.js';
+import { api, type Api } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
+import { pushZipfCorpus, syncStubCorpus, zipfEntity } from './search-corpus.js';
 import { percentile, timeConcurrently } from './stats.js';
 
 const { values } = parseArgs({
@@ -61,18 +68,26 @@ const { values } = parseArgs({
     'data-dir': { type: 'string' },
     rebuild: { type: 'boolean', default: false },
     breakdown: { type: 'boolean', default: false },
+    results: { type: 'string' },
+    vocabulary: { type: 'string', default: 'stub' },
   },
 });
 const entityCount = Number(values.entities);
 const limit = Number(values.limit);
 const clients = Number(values.clients);
 const config = { entity_count: entityCount, seed: 11, size_mix: 'small', hierarchy_depth: 0, code_files: false, delay_ms: 0, revision: 0 };
+if (values.vocabulary !== 'stub' && values.vocabulary !== 'zipf') throw new Error(`--vocabulary is stub or zipf, not ${values.vocabulary}`);
+const zipf = values.vocabulary === 'zipf';
+/** What a prepared dataset was built from: the stub's settings (the connection's config), or those and the Zipf corpus. */
+const datasetConfig: Record<string, unknown> = zipf ? { ...config, vocabulary: 'zipf' } : config;
+/** The text of entity `i` of the dataset. */
+const textOf = (i: number) => (zipf ? zipfEntity(i).text : stubEntity(i, config as never).text);
 const READABLE_ID = 'bench-search';
 
 /** What a prepared data directory holds, written once its ingest completed. */
 interface Prepared {
   entities: number;
-  config: typeof config;
+  config: Record<string, unknown>;
   apiKey: string;
   collectionId: string;
   connectionId: string;
@@ -85,7 +100,7 @@ interface Prepared {
 function makeQueries(count: number): string[] {
   return Array.from({ length: count }, (_, q) => {
     const i = (q * 7919) % entityCount;
-    const words = tokenize(stubEntity(i, config as never).text).filter((word) => !/^\d+$/.test(word) && word !== 'document');
+    const words = tokenize(textOf(i)).filter((word) => !/^\d+$/.test(word) && word !== 'document');
     const picked = Array.from({ length: 2 + (q % 3) }, (_, k) => words[(q * 31 + k * 17) % words.length]!);
     return q % 4 === 0 ? `document ${i} ${picked[0]}` : picked.join(' ');
   });
@@ -102,27 +117,22 @@ function preparedIn(dir: string | undefined): Prepared | null {
   const file = path.join(dir, 'bench-search.json');
   if (!existsSync(file)) return null;
   const prepared = JSON.parse(readFileSync(file, 'utf8')) as Prepared | { building: true };
-  return 'config' in prepared && JSON.stringify(prepared.config) === JSON.stringify(config) ? prepared : null;
+  return 'config' in prepared && JSON.stringify(prepared.config) === JSON.stringify(datasetConfig) ? prepared : null;
 }
 
-/** Ingests the stub dataset through the service (REST calls, sync job on the worker). */
+/** Ingests the dataset through the service (REST calls, sync jobs on the worker). */
 async function build(server: TestServer, dataDir: string | undefined): Promise<Prepared> {
   const call: Api = api(server.url, server.apiKey);
   const t0 = performance.now();
   const collection = (await call('POST', '/collections', { name: 'Bench search', readable_id: READABLE_ID })).body;
-  const connection = (
-    await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: READABLE_ID, authentication: { credentials: { token: 'bench' } }, config, sync_immediately: false })
-  ).body;
-  const job = (await call('POST', `/source-connections/${connection.id}/run`)).body;
-  const synced = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'], 3_600_000);
-  if (synced.status !== 'COMPLETED') throw new Error(`sync failed: ${synced.error}`);
+  const connectionId = zipf ? await pushZipfCorpus(call, READABLE_ID, entityCount) : await syncStubCorpus(call, READABLE_ID, config);
   const chunks = await (await server.running.core.vectors()).count(collection.id);
   const prepared: Prepared = {
     entities: entityCount,
-    config,
+    config: datasetConfig,
     apiKey: server.apiKey,
     collectionId: collection.id,
-    connectionId: connection.id,
+    connectionId,
     chunks,
     buildSeconds: (performance.now() - t0) / 1000,
     builtAt: new Date().toISOString(),
@@ -154,6 +164,21 @@ async function recallOfExactScan(served: VectorIndex, dir: string, collectionId:
   } finally {
     await exact.close();
   }
+}
+
+/** Each query's first two pages straight from the index, per strategy: chunk ids and scores, one JSON line each (--results). */
+async function writeResults(file: string, index: VectorIndex, collectionId: string, queries: VectorQuery[]) {
+  const lines: string[] = [];
+  for (const query of queries) {
+    for (const strategy of ['hybrid', 'keyword', 'semantic'] as const) {
+      for (const offset of [0, query.limit]) {
+        const hits = await index.search(collectionId, { ...query, strategy, offset });
+        lines.push(JSON.stringify({ query: query.text, strategy, offset, hits: hits.map(({ chunk, score }) => [chunk.chunkId, score]) }));
+      }
+    }
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  console.log(`results of ${queries.length} queries (3 strategies, 2 pages) written to ${file}`);
 }
 
 /**
@@ -252,6 +277,7 @@ try {
   const indexQueries = new Map<string, VectorQuery>();
   for (const query of queries) indexQueries.set(query, (await retrieval.indexQuery(scope, { text: query, strategy: 'hybrid', filter: [], limit, offset: 0 }))!);
   const rawQuery = (query: string, overrides: Partial<VectorQuery> = {}) => index.search(collectionId, { ...indexQueries.get(query)!, ...overrides }).then(() => undefined);
+  if (values.results) await writeResults(values.results, index, collectionId, [...indexQueries.values()]);
 
   t0 = performance.now();
   // Warm-up: every query once on the index (its caches, the page cache), a few through REST (JIT).
@@ -297,7 +323,7 @@ try {
   const rawP50 = percentile(rawSingle, 50);
   const throughput = concurrent.latencies.length / concurrent.seconds;
   const check = (ok: boolean) => (ok ? 'ok' : 'MISSED');
-  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && JSON.stringify(stats.layout) !== JSON.stringify(CURRENT_LAYOUT) ? `, a table of an older layout (${JSON.stringify(stats.layout)}): slower (--rebuild)` : ''}), ${queries.length} queries; measured in ${elapsed(t0)}`);
+  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && JSON.stringify(stats.layout) !== JSON.stringify(CURRENT_LAYOUT) ? `, a table of an older layout (${JSON.stringify(stats.layout)}): slower (--rebuild)` : ''}), ${queries.length} queries${zipf ? ', Zipfian vocabulary (--vocabulary zipf)' : ''}; measured in ${elapsed(t0)}`);
   console.log(`REST, 1 client:          ${summary(single)}`);
   console.log(`REST, ${clients} clients:         ${throughput.toFixed(1)} req/s  ${summary(concurrent.latencies)}`);
   console.log(`raw index, 1 client:     ${summary(rawSingle)}   (query embedding p50 ${ms(percentile(embedding.latencies, 50))}, not in raw)`);

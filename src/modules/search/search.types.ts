@@ -32,14 +32,21 @@ export class InstantSearchInput {
   @Field(() => Int, { nullable: true, description: 'Results to skip, default 0.' }) offset?: number | null;
 }
 
-@ObjectType()
+/**
+ * Search results are plain data read by property: GraphQL's default resolver reads each field
+ * (`simpleResolvers`), not a type-graphql wrapper per field per result (an object and a closure each,
+ * ~250 fields a 10-result page; these types have no middleware nor field resolver).
+ */
+const PLAIN_DATA = { simpleResolvers: true } as const;
+
+@ObjectType(PLAIN_DATA)
 export class SearchBreadcrumb {
   @Field() entityId!: string;
   @Field() name!: string;
   @Field() entityType!: string;
 }
 
-@ObjectType()
+@ObjectType(PLAIN_DATA)
 export class ServiceSystemMetadata {
   @Field() sourceName!: string;
   @Field() entityType!: string;
@@ -49,13 +56,13 @@ export class ServiceSystemMetadata {
   @Field(() => String, { nullable: true, description: 'Null for federated results.' }) syncJobId!: string | null;
 }
 
-@ObjectType()
+@ObjectType(PLAIN_DATA)
 export class SearchAccess {
   @Field(() => [String], { nullable: true, description: 'Principals who can view; null if unknown.' }) viewers!: string[] | null;
   @Field(() => Boolean, { nullable: true }) isPublic!: boolean | null;
 }
 
-@ObjectType({ description: 'One document (entity), with its hierarchy and system metadata: a response holds each document at most once, shown by its best-matching chunk.' })
+@ObjectType({ ...PLAIN_DATA, description: 'One document (entity), with its hierarchy and system metadata: a response holds each document at most once, shown by its best-matching chunk.' })
 export class SearchResult {
   @Field() entityId!: string;
   @Field() name!: string;
@@ -71,7 +78,7 @@ export class SearchResult {
   @Field(() => GraphQLJSONObject) rawSourceFields!: Record<string, unknown>;
 }
 
-@ObjectType({ description: 'Documents ordered by relevance, each at most once; offset pages over documents.' })
+@ObjectType({ ...PLAIN_DATA, description: 'Documents ordered by relevance, each at most once; offset pages over documents.' })
 export class SearchResponse {
   @Field(() => [SearchResult]) results!: SearchResult[];
 }

@@ -66,6 +66,8 @@ export interface PipelineDependencies {
   /** Entity-count guardrail per connection (bypassed by behavior.skip_guardrails). */
   maxEntities: number;
   batchSize: number;
+  /** How many bytes of prepared batches may wait for the index (default READ_AHEAD_BYTES). */
+  readAheadBytes?: number;
 }
 
 export interface PipelineRun {
@@ -135,6 +137,21 @@ export function contentHash(entity: SourceEntity): string {
   );
 }
 
+/**
+ * Prepared batches (read, hashed, chunked and embedded) that may wait for the index, in bytes of text,
+ * vectors and files held (see heldBytes): an index write that stalls for seconds (a compaction) does not
+ * stop reading and embedding, and large entities do not pile up. ~3-4 MB is a batch of 2,000 small entities.
+ */
+export const READ_AHEAD_BYTES = 16 * 2 ** 20;
+
+/** What a prepared batch holds until it is written, roughly: its entities' text and files, its chunks' text and vectors (UTF-16 strings). */
+function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {
+  let bytes = 0;
+  for (const { entity } of batch.changed) bytes += entity.text.length * 2 + (entity.file?.bytes.byteLength ?? 0);
+  for (const record of batch.records) bytes += record.text.length * 2 + record.vector.byteLength;
+  return bytes;
+}
+
 /** The longest a read batch waits for more items before it is written and its progress published. */
 export const PROGRESS_INTERVAL_MS = 250;
 
@@ -158,18 +175,39 @@ export class SyncPipeline {
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
     // Three stages, each in batch order: while batch N's rows are written to the entity table (the
-    // database), batch N+1 goes to the index and the raw data store, and batch N+2 is read, hashed,
-    // chunked and embedded (on the embedder's threads). A batch's rows follow its chunks.
-    let storing: Promise<void> | null = null;
+    // database), batch N+1 goes to the index and the raw data store, and the batches after it are read,
+    // hashed, chunked and embedded (on the embedder's threads), as many as READ_AHEAD_BYTES holds.
+    // A batch's rows follow its chunks; batches reach the index one at a time, in order.
+    const readAheadBytes = this.deps.readAheadBytes ?? READ_AHEAD_BYTES;
+    /** The batches not yet written to the index (the one being written first), with the bytes each holds. */
+    const storing: { stored: Promise<void>; bytes: number }[] = [];
     let committing: Promise<void> | null = null;
+    // The first failure of a store or a commit, recorded as it happens: no batch starts its index write after it.
     let failure: { error: unknown } | null = null;
     let itemsRead = 0;
+    const storeAfter = async (previous: Promise<void> | undefined, batch: PreparedBatch) => {
+      // Once the batch before it has settled: a failure it met is recorded by then (its own handler below ran first).
+      await previous?.catch(() => undefined);
+      if (failure) throw failure.error;
+      await this.storeBatch(run, raw, index, batch);
+    };
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
       const prepared = { ...(await this.prepareBatch(run, items, counts, ids, guardrail, committing)), itemsThrough: itemsRead };
-      if (storing) await storing;
+      const bytes = heldBytes(prepared);
+      // One batch may always wait behind the one being written (as without read-ahead); more while they fit.
+      while (storing.length > 1 && storing.reduce((sum, batch) => sum + batch.bytes, bytes) > readAheadBytes) await storing[0]!.stored.catch(() => undefined);
       if (failure) throw failure.error;
-      const stored = this.storeBatch(run, raw, index, prepared);
+      const stored = storeAfter(storing.at(-1)?.stored, prepared);
+      const waiting = { stored, bytes };
+      storing.push(waiting);
+      stored.then(
+        () => void storing.splice(storing.indexOf(waiting), 1),
+        (error: unknown) => {
+          failure ??= { error };
+          storing.splice(storing.indexOf(waiting), 1);
+        },
+      );
       // Settles only after the previous batch's commit has: a failed or cancelled run ends once none is running.
       committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
         if (previous.status === 'rejected') throw previous.reason;
@@ -177,9 +215,7 @@ export class SyncPipeline {
         await this.commitBatch(run, prepared, counts);
         await run.onProgress(counts, prepared.itemsThrough);
       });
-      storing = stored;
-      // Awaited before the next batch or at the end; a failed commit stops the run at its next batch.
-      stored.catch(() => undefined);
+      // Awaited at the end; a failure stops the run at its next batch.
       committing.catch((error: unknown) => {
         failure ??= { error };
       });

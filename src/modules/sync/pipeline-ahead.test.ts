@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, test } from '@jest/globals';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { SourceEntity } from '../../connectors/connector.js';
+import { stubEntity } from '../../connectors/stub/index.js';
+import { FileBlobStore } from '../../platform/blobs/blob-store.js';
+import type { Embedder } from '../../platform/embeddings/embedder.js';
+import type { ChunkRecord, VectorIndex } from '../../platform/vectors/vector-index.js';
+import type { EntityRow, EntityStore } from './entity-store.js';
+import { SyncPipeline } from './pipeline.js';
+import { layerSyncConfigs } from './sync-config-layers.js';
+
+/** The entity table in memory, each write taking `writeMs` (a slow database). */
+class MemoryEntities {
+  readonly rows = new Map<string, EntityRow>();
+  readonly upserted: string[] = [];
+
+  constructor(private readonly writeMs = 0) {}
+
+  async hashes(_connection: string, entityIds: string[]): Promise<Map<string, string>> {
+    return new Map(entityIds.filter((id) => this.rows.has(id)).map((id) => [id, this.rows.get(id)!.contentHash]));
+  }
+  async upsert(_connection: string, _collection: string, _job: string, rows: EntityRow[]): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, this.writeMs));
+    for (const row of rows) this.rows.set(row.entityId, row);
+    this.upserted.push(rows[0]!.entityId);
+  }
+  async delete(): Promise<number> {
+    return 0;
+  }
+  async count(): Promise<number> {
+    return this.rows.size;
+  }
+  async *ids(): AsyncGenerator<string[]> {
+    yield [...this.rows.keys()];
+  }
+}
+
+/** An index that records the first entity of each batch written; `hold` makes the first write wait until `open`, `failAt` fails that write (1 = the first). */
+class ScriptedIndex {
+  readonly added: string[] = [];
+  private release!: () => void;
+  private readonly gate = new Promise<void>((resolve) => {
+    this.release = resolve;
+  });
+  private writes = 0;
+
+  constructor(private readonly script: { hold?: boolean; failAt?: number }) {}
+
+  async add(_collection: string, chunks: ChunkRecord[]): Promise<void> {
+    this.writes++;
+    if (this.writes === 1 && this.script.hold) await this.gate;
+    if (this.writes === this.script.failAt) throw new Error('index write failed');
+    this.added.push(chunks[0]!.entityId);
+  }
+  async deleteEntities(): Promise<void> {}
+  async optimize(): Promise<void> {}
+  open(): void {
+    this.release();
+  }
+}
+
+const batchSize = 10;
+const settings = { seed: 1, size_mix: 'small', hierarchy_depth: 0, code_files: false, revision: 0 } as const;
+const firstOfEachBatch = (batches: number) => Array.from({ length: batches }, (_, batch) => `stub-${batch * batchSize}`);
+
+describe('the sync pipeline reads and embeds ahead of the index', () => {
+  const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pipeline-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  function start(options: { entities: MemoryEntities; index: ScriptedIndex; readAheadBytes: number; batches: number; entity?: (i: number) => SourceEntity }) {
+    let embedded = 0;
+    const embedder: Embedder = {
+      modelName: 'test',
+      dimensions: 4,
+      embed: async (texts) => {
+        embedded++;
+        return texts.map(() => new Float32Array([1, 0, 0, 0]));
+      },
+      close: async () => undefined,
+    };
+    const pipeline = new SyncPipeline({
+      entities: options.entities as unknown as EntityStore,
+      vectors: options.index as unknown as VectorIndex,
+      embedder,
+      blobs: new FileBlobStore(directory),
+      maxEntities: 10_000,
+      batchSize,
+      readAheadBytes: options.readAheadBytes,
+    });
+    const entity = options.entity ?? ((i: number) => stubEntity(i, settings));
+    const running = pipeline.run({
+      jobId: 'job',
+      syncId: 'connection',
+      collectionId: 'collection',
+      sourceConnectionId: 'connection',
+      sourceName: 'stub',
+      config: layerSyncConfigs(),
+      source: {
+        complete: true,
+        nextCursor: () => null,
+        items: (async function* () {
+          for (let i = 0; i < options.batches * batchSize; i++) yield entity(i);
+        })(),
+      },
+      orphansPossible: false,
+      signal: new AbortController().signal,
+      onProgress: async () => undefined,
+    });
+    running.catch(() => undefined);
+    return { running, embeddedBatches: () => embedded };
+  }
+
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+  test('while the first index write stalls, later batches are read and embedded; then all are written in order', async () => {
+    const entities = new MemoryEntities();
+    const index = new ScriptedIndex({ hold: true });
+    const run = start({ entities, index, readAheadBytes: 64 * 2 ** 20, batches: 8 });
+    await settle();
+    // All eight: the bound is far above eight small batches. Before read-ahead, two (the one written and the next).
+    expect(run.embeddedBatches()).toBe(8);
+    expect(index.added).toEqual([]);
+    expect(entities.upserted).toEqual([]);
+
+    index.open();
+    expect(await run.running).toMatchObject({ inserted: 80, chunks: 80 });
+    expect(index.added).toEqual(firstOfEachBatch(8));
+    expect(entities.upserted).toEqual(firstOfEachBatch(8));
+  });
+
+  test('what waits for the index is bounded in bytes: large entities are not read ahead past the bound', async () => {
+    const index = new ScriptedIndex({ hold: true });
+    // 10 entities of ~200 KB of text a batch: ~4 MB a batch (text twice, as UTF-16 and its chunks), with a 6 MB bound.
+    const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), text: `word${i} `.repeat(20_000).slice(0, 200_000) });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 6 * 2 ** 20, batches: 6, entity: large });
+    await settle();
+    // The batch being written, one waiting (always allowed), and the one read and held at the bound.
+    expect(run.embeddedBatches()).toBe(3);
+    index.open();
+    await run.running;
+    expect(index.added).toEqual(firstOfEachBatch(6));
+  });
+
+  test('after a failed index write, no later batch reaches the index, however slow the database', async () => {
+    const entities = new MemoryEntities(300);
+    const index = new ScriptedIndex({ failAt: 2 });
+    const run = start({ entities, index, readAheadBytes: 64 * 2 ** 20, batches: 8 });
+    await expect(run.running).rejects.toThrow('index write failed');
+    expect(index.added).toEqual(firstOfEachBatch(1));
+    // The first batch's rows are written (its chunks were); none after it.
+    expect(entities.upserted).toEqual(firstOfEachBatch(1));
+  });
+});

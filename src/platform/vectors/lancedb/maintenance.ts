@@ -38,7 +38,13 @@ const UNNAMED_INDEX_PARTITIONS = 64;
  * adds with this upkeep) held ~15,000 rows per partition; LanceDB's compaction split some of them
  * (64 became 76–100) and then warned "partition index is N but the number of partitions is M, skip
  * loading it" 180 times from 500,000 rows on. Retrained as the table grows, it did not warn once, and
- * adding 500,000 → 1,000,000 rows took 155 s of CPU against 190.
+ * adding 500,000 → 1,000,000 rows took 155 s of CPU against 190. Why it warns: each optimize()
+ * rebalances the index, joining partitions under 1,024 rows and splitting those over 16,384 (25 % and
+ * 4 × IVF_FLAT's target of 4,096, counted over all segments), and the segment it writes then has
+ * another partition count than the older ones; reading those, Lance skips the numbers they lack,
+ * which its code calls safe (lance issue 5312). bench:memory's 1,000,000 entities warned 56 times:
+ * 128 partitions trained at ~205,000 rows (1,600 on average) were joined to 122, then split by four
+ * per compaction to 138 by ~780,000; 256 trained at ~819,000 were joined to 255, then split again.
  */
 export function ivfPartitionsFor(rows: number): number {
   return Math.max(UNNAMED_INDEX_PARTITIONS, 2 ** Math.round(Math.log2(Math.sqrt(Math.max(1, rows)) / 5)));

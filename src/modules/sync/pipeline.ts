@@ -140,9 +140,11 @@ export function contentHash(entity: SourceEntity): string {
 /**
  * Prepared batches (read, hashed, chunked and embedded) that may wait for the index, in bytes of text,
  * vectors and files held (see heldBytes): an index write that stalls for seconds (a compaction) does not
- * stop reading and embedding, and large entities do not pile up. ~3-4 MB is a batch of 2,000 small entities.
+ * stop reading and embedding, and large entities do not pile up. A batch of 2,000 small stub entities
+ * counts 2.7 MiB (its objects take several times that in the heap): two wait at most. At 16 MiB (six),
+ * bench:memory's peak at 100,000 entities rose 680 -> 718 MiB, past the issue's 700.
  */
-export const READ_AHEAD_BYTES = 16 * 2 ** 20;
+export const READ_AHEAD_BYTES = 6 * 2 ** 20;
 
 /** What a prepared batch holds until it is written, roughly: its entities' text and files, its chunks' text and vectors (UTF-16 strings). */
 function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {

@@ -12,9 +12,18 @@ import { useLanceDbIndex } from '../support/lancedb-fixture.js';
  */
 describe('issue 18-08: LanceDB upkeep runs with bounded native buffers', () => {
   test('the settings the environment lacks are set; an operator value is kept', () => {
-    const env: NodeJS.ProcessEnv = { LANCE_FTS_TARGET_SIZE: '512' };
-    applyNativeMemorySettings(env);
-    expect(env).toEqual({ ...NATIVE_MEMORY_SETTINGS, LANCE_FTS_TARGET_SIZE: '512' });
+    const unset: NodeJS.ProcessEnv = { OTHER: 'x' };
+    applyNativeMemorySettings(unset);
+    expect(unset).toEqual({ ...NATIVE_MEMORY_SETTINGS, OTHER: 'x' });
+    const given: NodeJS.ProcessEnv = { LANCE_FTS_PARTITION_SIZE: '512' };
+    applyNativeMemorySettings(given);
+    expect(given).toEqual({ LANCE_FTS_PARTITION_SIZE: '512' });
+  });
+
+  test('a malformed operator value is refused with its name, before Lance would abort the process on it', () => {
+    for (const bad of ['', '64MiB', '0', '-1', '1e3']) {
+      expect(() => applyNativeMemorySettings({ LANCE_FTS_PARTITION_SIZE: bad })).toThrow(/LANCE_FTS_PARTITION_SIZE must be a positive whole number of MiB/);
+    }
   });
 
   describe('an index opened', () => {

@@ -42,28 +42,37 @@ export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
  * Settings of Lance's native code that bound the memory of a table's upkeep. Every compaction
  * (optimize(), every 20 writes of a sync) rewrites each fragment under 1,048,576 rows, all of a table
  * up to that size whatever was added (LanceDB 0.39's Node API passes no compaction options), and then
- * rewrites the full-text index for the moved rows: by default the index is one partition of up to
- * 4 GiB, held whole while it is rewritten. In partitions of 64 MiB (uncompressed; LANCE_FTS_PARTITION_SIZE
- * while building, LANCE_FTS_TARGET_SIZE after merging) it is rewritten one at a time. Fresh process,
- * a copy of a 600,000-chunk table (stub entities) given 40,000 rows in 20 adds, the full-text index
- * built with each setting, peak RSS over optimize() without / with a vector index: +720 → +527 MiB,
- * +589 → +520; building the index +120–140 → +40–50 MiB (3 partitions at 600,000 rows, 1 at 100,000 chunks).
- * Keyword search on those 600,000 rows: p50 1.4 / 1.5 ms, CPU 4.2 / 4.1 ms a query.
+ * rewrites the full-text index for the moved rows: by default the index is built in one partition of
+ * up to 4 GiB, held whole while it is written. In partitions of 64 MiB (LANCE_FTS_PARTITION_SIZE,
+ * uncompressed) it is written one at a time. Fresh process, a copy of a 600,000-chunk table (stub
+ * entities) given 40,000 rows in 20 adds, peak RSS over optimize() without / with a vector index:
+ * +720 → +527 MiB, +589 → +520; building the index +120–140 → +40–50 MiB (3 partitions at 600,000
+ * rows, 1 at 100,000 chunks). Keyword search on those 600,000 rows: p50 1.4 / 1.5 ms, CPU 4.2 / 4.1 ms
+ * a query. (LANCE_FTS_TARGET_SIZE, which Lance's later releases read for merged partitions, is not in
+ * the 0.39 binary.)
  * Not set, though they bound the compaction's own reads: LANCE_DEFAULT_FRAGMENT_READAHEAD=1 (+413 →
  * +241 MiB) and LANCE_DEFAULT_BATCH_SIZE=1024 (→ +160), as every search reads with them too
  * (bench:search, 100,000 chunks, raw CPU a query: 6.5–7.7 ms without, 7.9–8.4 with both, 6.9–8.6
  * with the read-ahead alone).
  * Lance reads each once, at its first use in the process, so they are set before the first
- * connection; a value the environment already gives (an operator's) is kept.
+ * connection; a value the environment already gives (an operator's) is kept, once checked: Lance
+ * parses it in native code and aborts the process on a malformed one.
  */
 export const NATIVE_MEMORY_SETTINGS: Readonly<Record<string, string>> = {
   LANCE_FTS_PARTITION_SIZE: '64',
-  LANCE_FTS_TARGET_SIZE: '64',
 };
 
-/** Sets each of NATIVE_MEMORY_SETTINGS the environment lacks (Node's process.env writes the process's own environment, where Lance reads it). */
+/**
+ * Sets each of NATIVE_MEMORY_SETTINGS the environment lacks (Node's process.env writes the process's
+ * own environment, where Lance reads it); throws on a value given that is not a positive whole number
+ * of MiB.
+ */
 export function applyNativeMemorySettings(env: NodeJS.ProcessEnv = process.env): void {
-  for (const [name, value] of Object.entries(NATIVE_MEMORY_SETTINGS)) env[name] ??= value;
+  for (const [name, value] of Object.entries(NATIVE_MEMORY_SETTINGS)) {
+    const given = env[name];
+    if (given !== undefined && !/^[1-9][0-9]{0,5}$/.test(given)) throw new Error(`${name} must be a positive whole number of MiB, not ${JSON.stringify(given)}`);
+    env[name] ??= value;
+  }
 }
 
 /** A connection to the LanceDB directory, its caches in one session capped as the options say. */

@@ -52,7 +52,9 @@ export class EntityStore {
    * The table has no foreign key to the connection (its check per row cost ~13 ms of a 2,000-row
    * upsert): this takes, once per statement, the lock that check took per row, so the connection's
    * deletion waits until the rows are committed and its trigger then deletes them too; a connection
-   * already gone gets no rows.
+   * already gone gets no rows. This holds for deletions at READ COMMITTED, as the services delete: a
+   * deleting transaction at REPEATABLE READ would run the trigger on its own snapshot, which lacks the
+   * rows committed while it waited, and leave them (the key's cascade raised a serialization error).
    */
   private async lockConnection(transaction: Pick<Transaction<unknown>, 'executeQuery'>, sourceConnectionId: string): Promise<void> {
     const { rows } = await transaction.executeQuery(CompiledQuery.raw('select 1 from source_connections where id = $1 for key share', [sourceConnectionId]));

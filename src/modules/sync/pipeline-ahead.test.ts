@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SourceEntity } from '../../connectors/connector.js';
 import { stubEntity } from '../../connectors/stub/index.js';
-import { FileBlobStore } from '../../platform/blobs/blob-store.js';
+import { type BlobStore, FileBlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import type { ChunkRecord, VectorIndex } from '../../platform/vectors/vector-index.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
@@ -37,22 +37,33 @@ class MemoryEntities {
   }
 }
 
-/** An index that records the first entity of each batch written; `hold` makes the first write wait until `open`, `failAt` fails that write (1 = the first). */
+/**
+ * An index that records the first entity of each batch written; `hold` makes the first write wait
+ * until `open`, `failAt` fails that write (1 = the first), `writeMs` makes every write take so long.
+ */
 class ScriptedIndex {
   readonly added: string[] = [];
+  /** Writes started and not yet ended. */
+  running = 0;
   private release!: () => void;
   private readonly gate = new Promise<void>((resolve) => {
     this.release = resolve;
   });
   private writes = 0;
 
-  constructor(private readonly script: { hold?: boolean; failAt?: number }) {}
+  constructor(private readonly script: { hold?: boolean; failAt?: number; writeMs?: number }) {}
 
   async add(_collection: string, chunks: ChunkRecord[]): Promise<void> {
     this.writes++;
-    if (this.writes === 1 && this.script.hold) await this.gate;
-    if (this.writes === this.script.failAt) throw new Error('index write failed');
-    this.added.push(chunks[0]!.entityId);
+    this.running++;
+    try {
+      if (this.writes === 1 && this.script.hold) await this.gate;
+      if (this.script.writeMs) await new Promise((resolve) => setTimeout(resolve, this.script.writeMs));
+      if (this.writes === this.script.failAt) throw new Error('index write failed');
+      this.added.push(chunks[0]!.entityId);
+    } finally {
+      this.running--;
+    }
   }
   async deleteEntities(): Promise<void> {}
   async optimize(): Promise<void> {}
@@ -69,7 +80,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pipeline-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  function start(options: { entities: MemoryEntities; index: ScriptedIndex; readAheadBytes: number; batches: number; entity?: (i: number) => SourceEntity }) {
+  function start(options: { entities: MemoryEntities; index: ScriptedIndex; readAheadBytes: number; batches: number; entity?: (i: number) => SourceEntity; blobs?: BlobStore }) {
     let embedded = 0;
     const embedder: Embedder = {
       modelName: 'test',
@@ -84,7 +95,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
       entities: options.entities as unknown as EntityStore,
       vectors: options.index as unknown as VectorIndex,
       embedder,
-      blobs: new FileBlobStore(directory),
+      blobs: options.blobs ?? new FileBlobStore(directory),
       maxEntities: 10_000,
       batchSize,
       readAheadBytes: options.readAheadBytes,
@@ -141,6 +152,36 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     index.open();
     await run.running;
     expect(index.added).toEqual(firstOfEachBatch(6));
+  });
+
+  test('batches waiting for a slow database count against the bound too', async () => {
+    // ~8 MB a batch as counted (its text in the entity and in its chunks), a 6 MB bound, and a
+    // database that takes 1 s a write while the index writes at once.
+    const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), text: `word${i} `.repeat(20_000).slice(0, 200_000) });
+    const entities = new MemoryEntities(1000);
+    const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 6 * 2 ** 20, batches: 6, entity: large });
+    await settle();
+    // The batch being committed, one more held (always allowed), and the one read and held at the bound.
+    // Counted until their index writes only, all six were read while the first commit ran.
+    expect(run.embeddedBatches()).toBe(3);
+    expect(entities.upserted).toEqual([]);
+    await run.running;
+    expect(entities.upserted).toEqual(firstOfEachBatch(6));
+  });
+
+  test("a failed raw data store write: the run ends only once the same batch's index write has", async () => {
+    const files = new FileBlobStore(directory);
+    const failing: BlobStore = Object.assign(Object.create(files) as BlobStore, {
+      put: async () => {
+        throw new Error('disk full');
+      },
+    });
+    const index = new ScriptedIndex({ writeMs: 500 });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 2, blobs: failing });
+    await expect(run.running).rejects.toThrow('disk full');
+    // A next run (orphansPossible) must not meet this one's index write still going.
+    expect(index.running).toBe(0);
+    expect(index.added).toEqual(firstOfEachBatch(1));
   });
 
   test('after a failed index write, no later batch reaches the index, however slow the database', async () => {

@@ -93,6 +93,8 @@ interface ChangedEntity {
   entity: SourceEntity;
   hash: string;
   isNew: boolean;
+  /** Characters of what the hash read (its text, fields and the rest, as JSON): what the entity holds, roughly, without its file. */
+  size: number;
 }
 
 /** The entity ids a run met so far: yielded (or kept), and deleted by the source's items. */
@@ -120,36 +122,43 @@ const sha256 = (data: string | Buffer) => digest('sha256', data);
 
 /** Stable content hash: every field a reader sees, plus the file's bytes. */
 export function contentHash(entity: SourceEntity): string {
-  return sha256(
-    JSON.stringify([
-      entity.entityType,
-      entity.name,
-      entity.breadcrumbs,
-      entity.text,
-      entity.fields,
-      entity.webUrl,
-      entity.createdAt?.toISOString() ?? null,
-      entity.updatedAt?.toISOString() ?? null,
-      entity.language ?? null,
-      entity.access ?? null,
-      entity.file ? sha256(entity.file.bytes) : null,
-    ]),
-  );
+  return hashedContent(entity).hash;
+}
+
+/** The content hash, and the length of the JSON it hashed (see ChangedEntity.size). */
+function hashedContent(entity: SourceEntity): { hash: string; size: number } {
+  const content = JSON.stringify([
+    entity.entityType,
+    entity.name,
+    entity.breadcrumbs,
+    entity.text,
+    entity.fields,
+    entity.webUrl,
+    entity.createdAt?.toISOString() ?? null,
+    entity.updatedAt?.toISOString() ?? null,
+    entity.language ?? null,
+    entity.access ?? null,
+    entity.file ? sha256(entity.file.bytes) : null,
+  ]);
+  return { hash: sha256(content), size: content.length };
 }
 
 /**
- * Prepared batches (read, hashed, chunked and embedded) that may wait for the index, in bytes of text,
- * vectors and files held (see heldBytes): an index write that stalls for seconds (a compaction) does not
- * stop reading and embedding, and large entities do not pile up. A batch of 2,000 small stub entities
- * counts 2.7 MiB (its objects take several times that in the heap): two wait at most. At 16 MiB (six),
- * bench:memory's peak at 100,000 entities rose 680 -> 718 MiB, past the issue's 700.
+ * Prepared batches (read, hashed, chunked and embedded) that may wait for the index and the entity
+ * table, in bytes of text, fields, vectors and files held (see heldBytes): an index write that stalls
+ * for seconds (a compaction) does not stop reading and embedding, and large entities do not pile up
+ * behind a slow index or a slow database. A batch of 2,000 small stub entities counts 3.7 MiB (its
+ * objects take several times that in the heap): three are held at most, and the next one read. (When
+ * batches counted only until their index write, and without their fields, a bound of 16 MiB, six such
+ * batches, took bench:memory's peak at 100,000 entities from 680 to 718 MiB, past the issue's 700; 6 MiB
+ * then, about as many batches as this bound holds, gave 628 / 669.)
  */
-export const READ_AHEAD_BYTES = 6 * 2 ** 20;
+export const READ_AHEAD_BYTES = 12 * 2 ** 20;
 
-/** What a prepared batch holds until it is written, roughly: its entities' text and files, its chunks' text and vectors (UTF-16 strings). */
+/** What a prepared batch holds until it is committed, roughly: its entities (text, fields and the rest) and files, its chunks' text and vectors (UTF-16 strings). */
 function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {
   let bytes = 0;
-  for (const { entity } of batch.changed) bytes += entity.text.length * 2 + (entity.file?.bytes.byteLength ?? 0);
+  for (const { entity, size } of batch.changed) bytes += size * 2 + (entity.file?.bytes.byteLength ?? 0);
   for (const record of batch.records) bytes += record.text.length * 2 + record.vector.byteLength;
   return bytes;
 }
@@ -159,8 +168,8 @@ export const PROGRESS_INTERVAL_MS = 250;
 
 /**
  * Pulls a source run through hashing, chunking, embedding and the enabled handlers (vector index,
- * raw data store, entity table), batch by batch. Each batch is committed before the next starts,
- * so a cancelled or killed run keeps what it finished.
+ * raw data store, entity table), batch by batch, in order. Later batches are read and embedded while
+ * earlier ones are written (see run); a cancelled or killed run keeps the batches it committed.
  */
 export class SyncPipeline {
   constructor(private readonly deps: PipelineDependencies) {}
@@ -176,13 +185,14 @@ export class SyncPipeline {
     const guardrail = new EntityGuardrail(run, this.deps);
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
-    // Three stages, each in batch order: while batch N's rows are written to the entity table (the
-    // database), batch N+1 goes to the index and the raw data store, and the batches after it are read,
-    // hashed, chunked and embedded (on the embedder's threads), as many as READ_AHEAD_BYTES holds.
-    // A batch's rows follow its chunks; batches reach the index one at a time, in order.
+    // Three stages, each in batch order: batches are written to the entity table (the database) one
+    // at a time; each goes to the index and the raw data store before that, one at a time too; and the
+    // batches after them are read, hashed, chunked and embedded (on the embedder's threads), as many as
+    // READ_AHEAD_BYTES holds. A batch's rows follow its chunks, so the index may be several batches
+    // ahead of the table (a run that fails leaves orphansPossible to the next one).
     const readAheadBytes = this.deps.readAheadBytes ?? READ_AHEAD_BYTES;
-    /** The batches not yet written to the index (the one being written first), with the bytes each holds. */
-    const storing: { stored: Promise<void>; bytes: number }[] = [];
+    /** The batches not yet committed (the oldest first), with the bytes each holds; `stored` settles once its index write has. */
+    const held: { stored: Promise<void>; committed: Promise<void>; bytes: number }[] = [];
     let committing: Promise<void> | null = null;
     // The first failure of a store or a commit, recorded as it happens: no batch starts its index write after it.
     let failure: { error: unknown } | null = null;
@@ -198,18 +208,12 @@ export class SyncPipeline {
       const prepared = { ...(await this.prepareBatch(run, items, counts, ids, guardrail, committing)), itemsThrough: itemsRead };
       const bytes = heldBytes(prepared);
       // One batch may always wait behind the one being written (as without read-ahead); more while they fit.
-      while (storing.length > 1 && storing.reduce((sum, batch) => sum + batch.bytes, bytes) > readAheadBytes) await storing[0]!.stored.catch(() => undefined);
+      while (held.length > 1 && held.reduce((sum, batch) => sum + batch.bytes, bytes) > readAheadBytes) await held[0]!.committed.catch(() => undefined);
       if (failure) throw failure.error;
-      const stored = storeAfter(storing.at(-1)?.stored, prepared);
-      const waiting = { stored, bytes };
-      storing.push(waiting);
-      stored.then(
-        () => void storing.splice(storing.indexOf(waiting), 1),
-        (error: unknown) => {
-          failure ??= { error };
-          storing.splice(storing.indexOf(waiting), 1);
-        },
-      );
+      const stored = storeAfter(held.at(-1)?.stored, prepared);
+      stored.catch((error: unknown) => {
+        failure ??= { error };
+      });
       // Settles only after the previous batch's commit has: a failed or cancelled run ends once none is running.
       committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
         if (previous.status === 'rejected') throw previous.reason;
@@ -217,10 +221,16 @@ export class SyncPipeline {
         await this.commitBatch(run, prepared, counts);
         await run.onProgress(counts, prepared.itemsThrough);
       });
+      const waiting = { stored, committed: committing, bytes };
+      held.push(waiting);
       // Awaited at the end; a failure stops the run at its next batch.
-      committing.catch((error: unknown) => {
-        failure ??= { error };
-      });
+      committing.then(
+        () => void held.splice(held.indexOf(waiting), 1),
+        (error: unknown) => {
+          failure ??= { error };
+          held.splice(held.indexOf(waiting), 1);
+        },
+      );
     };
     try {
       let batch: SourceItem[] = [];
@@ -311,10 +321,10 @@ export class SyncPipeline {
     const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
     const changed: ChangedEntity[] = [];
     for (const entity of latest.values()) {
-      const hash = contentHash(entity);
+      const { hash, size } = hashedContent(entity);
       const previous = known.get(entity.entityId);
       if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
-      else changed.push({ entity, hash, isNew: previous === undefined });
+      else changed.push({ entity, hash, size, isNew: previous === undefined });
     }
     const deleting = deletions.filter((id) => !latest.has(id));
     for (const id of deleting) ids.deleted.add(id);
@@ -323,17 +333,22 @@ export class SyncPipeline {
     return { changed, deletions: deleting, ...chunks };
   }
 
-  /** Stage two: the index and the raw data store write the batch (independent: the raw store's writes overlap the index's). */
+  /**
+   * Stage two: the index and the raw data store write the batch (independent: the raw store's writes
+   * overlap the index's). Settles once both have: when one fails, the other's write still ends before
+   * the run does (a next run must not meet this one's index write still going).
+   */
   private async storeBatch(run: PipelineRun, raw: RawStore, index: { written: boolean }, batch: PreparedBatch): Promise<void> {
     run.signal.throwIfAborted();
     const { changed, records, deletions } = batch;
-    await Promise.all([
+    const writes = await Promise.allSettled([
       (async () => {
         await this.writeChunks(run, index, changed, records);
         await this.deleteChunks(run, index, deletions);
       })(),
       raw.write(run.config.handlers.enableRawDataHandler ? changed.map((c) => c.entity) : [], deletions),
     ]);
+    for (const write of writes) if (write.status === 'rejected') throw write.reason;
   }
 
   /** Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks (progress follows). */

@@ -148,12 +148,14 @@ function hashedContent(entity: SourceEntity): { hash: string; size: number } {
  * table, in bytes of text, fields, vectors and files held (see heldBytes): an index write that stalls
  * for seconds (a compaction) does not stop reading and embedding, and large entities do not pile up
  * behind a slow index or a slow database. A batch of 2,000 small stub entities counts 3.7 MiB (its
- * objects take several times that in the heap): three are held at most, and the next one read. (When
- * batches counted only until their index write, and without their fields, a bound of 16 MiB, six such
- * batches, took bench:memory's peak at 100,000 entities from 680 to 718 MiB, past the issue's 700; 6 MiB
- * then, about as many batches as this bound holds, gave 628 / 669.)
+ * objects take several times that in the heap): two are held at most, and the next one read, as many
+ * as the stages held before there was a bound; smaller batches (a slow source's part-filled ones) go
+ * further ahead. Peak RSS of bench:memory's 100,000-entity sync while searching, compiled server,
+ * two runs each, one sitting (base: 4c79d99, before read-ahead): base 659 / 681 MiB; 6 MiB 727 / 657; 8 MiB
+ * 692 / 652; 12 MiB 751 / 751 (past the issue's 700). The sync's rate did not move with the bound
+ * (6,531-6,632 entities/s, base 6,477 / 6,551).
  */
-export const READ_AHEAD_BYTES = 12 * 2 ** 20;
+export const READ_AHEAD_BYTES = 8 * 2 ** 20;
 
 /** What a prepared batch holds until it is committed, roughly: its entities (text, fields and the rest) and files, its chunks' text and vectors (UTF-16 strings). */
 function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {

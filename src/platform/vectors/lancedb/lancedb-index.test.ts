@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { ivfPartitionsFor, vectorIndexPartitions } from './maintenance.js';
 import { ivfProbesFor } from './rankings.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
 import type { ChunkRecord, FilterGroup, ScoredChunk } from '../vector-index.js';
+import { useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
 
 const DIMENSIONS = 16;
 /** A cache cap far below what a 3,000-row table's indexes take. */
@@ -42,8 +43,7 @@ async function makeOlderTable(directory: string, collectionId: string, layout: C
 }
 
 describe('LanceDbVectorIndex', () => {
-  let directory: string;
-  let index: LanceDbVectorIndex;
+  const lance = useLanceDbIndex(DIMENSIONS, {}, 'all');
   const chunk = (seed: number, overrides: Partial<ChunkRecord> = {}) => makeChunk(DIMENSIONS, seed, overrides);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   /** A query between two chunks (nearer the first), so that its nearest lie in several IVF partitions. */
@@ -68,15 +68,6 @@ describe('LanceDbVectorIndex', () => {
       .map(({ seed }) => chunk(seed).chunkId);
   };
 
-  beforeAll(async () => {
-    directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-'));
-    index = await LanceDbVectorIndex.open(directory, DIMENSIONS);
-  });
-  afterAll(async () => {
-    await index.close();
-    rmSync(directory, { recursive: true, force: true });
-  });
-
   test('table names: UUIDs without dashes, other ids hex-encoded so distinct ids never share a table', () => {
     expect(LanceDbVectorIndex.tableName('0b7e1c2a-1111-4222-8333-944445555666')).toBe('chunks_0b7e1c2a111142228333944445555666');
     expect(LanceDbVectorIndex.tableName('a-b')).not.toBe(LanceDbVectorIndex.tableName('ab'));
@@ -99,8 +90,8 @@ describe('LanceDbVectorIndex', () => {
 
   test('keyword search matches the name as well as the text', async () => {
     const id = randomUUID();
-    await index.add(id, [chunk(1, { name: 'Capybara handbook', text: 'nothing special' }), chunk(2, { text: 'capybara sighting' }), chunk(3)]);
-    const results = await index.search(id, { strategy: 'keyword', text: 'capybara', limit: 10, offset: 0 });
+    await lance.index.add(id, [chunk(1, { name: 'Capybara handbook', text: 'nothing special' }), chunk(2, { text: 'capybara sighting' }), chunk(3)]);
+    const results = await lance.index.search(id, { strategy: 'keyword', text: 'capybara', limit: 10, offset: 0 });
     expect(results.map((r) => r.chunk.entityId).sort()).toEqual(['entity-1', 'entity-2']);
   });
 
@@ -255,14 +246,14 @@ describe('LanceDbVectorIndex', () => {
 
   test('a second handle on the same directory (another process) sees writes and drops', async () => {
     const id = randomUUID();
-    const other = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    const other = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
     try {
-      await index.add(id, [chunk(1)]);
+      await lance.index.add(id, [chunk(1)]);
       expect(await other.count(id)).toBe(1);
-      await index.add(id, [chunk(2, { text: 'okapi' })]);
+      await lance.index.add(id, [chunk(2, { text: 'okapi' })]);
       expect(await other.count(id)).toBe(2);
       expect((await other.search(id, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-2']);
-      await index.deleteCollection(id);
+      await lance.index.deleteCollection(id);
       expect(await other.count(id)).toBe(0);
       expect(await other.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1), limit: 5, offset: 0 })).toEqual([]);
     } finally {
@@ -272,29 +263,29 @@ describe('LanceDbVectorIndex', () => {
 
   test('every 20th write compacts the table', async () => {
     const id = randomUUID();
-    for (let i = 1; i <= 19; i++) await index.add(id, [chunk(i)]);
-    const before = (await index.stats(id))!;
+    for (let i = 1; i <= 19; i++) await lance.index.add(id, [chunk(i)]);
+    const before = (await lance.index.stats(id))!;
     expect(before.fragmentStats.numFragments).toBe(19);
-    await index.add(id, [chunk(20)]);
-    const after = (await index.stats(id))!;
+    await lance.index.add(id, [chunk(20)]);
+    const after = (await lance.index.stats(id))!;
     expect(after.fragmentStats.numFragments).toBe(1);
     expect(after.numRows).toBe(20);
     // Rows written before compaction are in the keyword index and still searchable.
-    expect((await index.search(id, { strategy: 'keyword', text: 'number 7', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-7');
+    expect((await lance.index.search(id, { strategy: 'keyword', text: 'number 7', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-7');
     // Steady state: LanceDB never merges indexed with not-yet-indexed fragments in one pass, so a
     // compacted table holds at most two fragments.
-    for (let i = 21; i <= 60; i++) await index.add(id, [chunk(i)]);
-    expect((await index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
-    await index.add(id, [chunk(61)]);
-    await index.optimize(id);
-    expect((await index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
-    expect(await index.count(id)).toBe(61);
+    for (let i = 21; i <= 60; i++) await lance.index.add(id, [chunk(i)]);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
+    await lance.index.add(id, [chunk(61)]);
+    await lance.index.optimize(id);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
+    expect(await lance.index.count(id)).toBe(61);
   });
 
   test('a compaction by another process between a search’s ranking and its page read: the search ranks again on the new version and answers in full', async () => {
     const id = randomUUID();
-    const writer = await LanceDbVectorIndex.open(directory, DIMENSIONS);
-    const searcher = await LanceDbVectorIndex.open(directory, DIMENSIONS);
+    const writer = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
+    const searcher = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
     try {
       // Five adds, five fragments (no compaction yet): a compaction rewrites them all under new row ids.
       for (let n = 0; n < 5; n++) await writer.add(id, Array.from({ length: 20 }, (_, i) => chunk(n * 20 + i)));
@@ -351,22 +342,22 @@ describe('LanceDbVectorIndex', () => {
     const rows = Array.from({ length: 12_000 }, (_, i) =>
       chunk(i, { text: i === 11_999 ? 'the very last aardvark' : `bulk row ${i}`, breadcrumbs: [{ entity_id: `folder-${i % 7}`, name: 'Bulk', entity_type: 'folder' }] }),
     );
-    const started = (await index.stats(id))?.versions ?? 0;
-    await index.add(id, rows);
-    const stats = (await index.stats(id))!;
+    const started = (await lance.index.stats(id))?.versions ?? 0;
+    await lance.index.add(id, rows);
+    const stats = (await lance.index.stats(id))!;
     expect(stats.numRows).toBe(12_000);
     expect(stats.fragmentStats.numFragments).toBe(2);
     expect(stats.fragmentStats.lengths.min).toBeGreaterThanOrEqual(5000);
     expect(stats.versions - started).toBeGreaterThanOrEqual(2);
-    expect(await index.count(id, [{ conditions: [{ field: 'breadcrumbs.entity_id', operator: 'equals', value: 'folder-3' }] }])).toBe(1714);
-    expect((await index.search(id, { strategy: 'keyword', text: 'aardvark', limit: 3, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-11999']);
-    expect((await index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 4321), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-4321');
-    await index.deleteEntities(
+    expect(await lance.index.count(id, [{ conditions: [{ field: 'breadcrumbs.entity_id', operator: 'equals', value: 'folder-3' }] }])).toBe(1714);
+    expect((await lance.index.search(id, { strategy: 'keyword', text: 'aardvark', limit: 3, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-11999']);
+    expect((await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 4321), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-4321');
+    await lance.index.deleteEntities(
       id,
       'conn-1',
       rows.slice(0, 6000).map((row) => row.entityId),
     );
-    expect(await index.count(id)).toBe(6000);
+    expect(await lance.index.count(id)).toBe(6000);
   });
 
   test('optimize() gives a large table an IVF vector index; searches still find exact matches, filtered too, and rows added after it', async () => {
@@ -533,17 +524,17 @@ describe('LanceDbVectorIndex', () => {
 
   test('rejects vectors of the wrong width', async () => {
     const id = randomUUID();
-    await expect(index.add(id, [chunk(1, { vector: new Float32Array(3) })])).rejects.toThrow(/dimensional/);
-    await index.add(id, [chunk(1)]);
-    await expect(index.search(id, { strategy: 'semantic', vector: new Float32Array(3), limit: 1, offset: 0 })).rejects.toThrow(/dimensions/);
+    await expect(lance.index.add(id, [chunk(1, { vector: new Float32Array(3) })])).rejects.toThrow(/dimensional/);
+    await lance.index.add(id, [chunk(1)]);
+    await expect(lance.index.search(id, { strategy: 'semantic', vector: new Float32Array(3), limit: 1, offset: 0 })).rejects.toThrow(/dimensions/);
   });
 
   test('deleteCollection removes the table directory', async () => {
     const id = randomUUID();
-    await index.add(id, [chunk(1)]);
+    await lance.index.add(id, [chunk(1)]);
     const table = `${LanceDbVectorIndex.tableName(id)}.lance`;
-    expect(readdirSync(directory)).toContain(table);
-    await index.deleteCollection(id);
-    expect(readdirSync(directory)).not.toContain(table);
+    expect(readdirSync(lance.directory)).toContain(table);
+    await lance.index.deleteCollection(id);
+    expect(readdirSync(lance.directory)).not.toContain(table);
   });
 });

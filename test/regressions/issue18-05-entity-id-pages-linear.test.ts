@@ -1,6 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import type { EntityRow } from '../../src/modules/sync/entity-store.js';
-import { useEntityTable } from '../support/entity-table-fixture.js';
+import { noteRows, useEntityTable } from '../support/entity-table-fixture.js';
 
 /**
  * Issue 18, finding 5: the deletions at the end of a complete run read the connection's stored ids a
@@ -19,17 +18,7 @@ describe('issue 18-05: the entity ids of a connection are read in pages at a cos
   test('reading 6,000 ids in pages of 300 fetches each row about once', async () => {
     const { server, store, connectionId, collectionId } = table;
     const count = 6000;
-    const rows: EntityRow[] = Array.from({ length: count }, (_, i) => ({
-      entityId: `note-${i}`,
-      entityType: 'note',
-      name: `Note ${i}`,
-      contentHash: `hash-${i}`,
-      chunkCount: 1,
-      breadcrumbs: [],
-      fields: null,
-      sourceCreatedAt: null,
-      sourceUpdatedAt: null,
-    }));
+    const rows = noteRows(count);
     await store.upsert(connectionId, collectionId, '00000000-0000-4000-8000-0000000000ac', rows);
 
     const connection = server.running.core.database.orm.em.getConnection();

@@ -1,8 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import pg from 'pg';
-import type { EntityRow } from '../../src/modules/sync/entity-store.js';
 import type { Deployment } from '../support/harness.js';
-import { useEntityTable } from '../support/entity-table-fixture.js';
+import { noteRows, useEntityTable } from '../support/entity-table-fixture.js';
 import { api } from '../support/sync-helpers.js';
 
 /**
@@ -13,18 +12,6 @@ import { api } from '../support/sync-helpers.js';
  * - no row outlives its connection, even when the deletion races a batch's write.
  * (A collection's listing, now through its connections, is test/collection-entities.test.ts's.)
  */
-const rows = (count: number, prefix = 'note'): EntityRow[] =>
-  Array.from({ length: count }, (_, i) => ({
-    entityId: `${prefix}-${i}`,
-    entityType: 'note',
-    name: `Note ${i}`,
-    contentHash: `hash-${i}`,
-    chunkCount: 1,
-    breadcrumbs: [],
-    fields: null,
-    sourceCreatedAt: null,
-    sourceUpdatedAt: null,
-  }));
 const JOB = '00000000-0000-4000-8000-0000000000ad';
 
 describe.each<Deployment>(['embedded', 'servers'])('issue 18-07: entities of a deleted connection (%s deployment)', (deployment) => {
@@ -41,22 +28,22 @@ describe.each<Deployment>(['embedded', 'servers'])('issue 18-07: entities of a d
     const { store, collectionId } = table;
     const connectionId = await newConnection('deleted-connection', 'Deleted');
     const kept = await newConnection('deleted-connection', 'Kept');
-    await store.upsert(connectionId, collectionId, JOB, rows(50));
-    await store.upsert(kept, collectionId, JOB, rows(5));
+    await store.upsert(connectionId, collectionId, JOB, noteRows(50));
+    await store.upsert(kept, collectionId, JOB, noteRows(5));
     expect(await storedOf(connectionId)).toBe(50);
 
     expect((await call()('DELETE', `/source-connections/${connectionId}`)).status).toBe(200);
     expect(await storedOf(connectionId)).toBe(0);
     expect(await storedOf(kept)).toBe(5);
 
-    await expect(store.upsert(connectionId, collectionId, JOB, rows(10))).rejects.toThrow(/was deleted/);
+    await expect(store.upsert(connectionId, collectionId, JOB, noteRows(10))).rejects.toThrow(/was deleted/);
     expect(await storedOf(connectionId)).toBe(0);
   });
 
   test("deleting a collection deletes its connections' rows", async () => {
     const created = (await call()('POST', '/collections', { name: 'Gone', readable_id: 'gone-collection' })).body;
     const connectionId = await newConnection('gone-collection', 'In a deleted collection');
-    await table.store.upsert(connectionId, created.id, JOB, rows(20));
+    await table.store.upsert(connectionId, created.id, JOB, noteRows(20));
     expect((await call()('DELETE', '/collections/gone-collection')).status).toBe(200);
     expect(await storedOf(connectionId)).toBe(0);
   });
@@ -70,7 +57,7 @@ describe.each<Deployment>(['embedded', 'servers'])('issue 18-07: entities of a d
       try {
         await deleting.query('begin');
         await deleting.query('delete from source_connections where id = $1', [connectionId]);
-        const writing = store.upsert(connectionId, collectionId, JOB, rows(30));
+        const writing = store.upsert(connectionId, collectionId, JOB, noteRows(30));
         const outcome = writing.then(
           () => 'written',
           () => 'refused',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals';
-import type { EntityStore } from '../../src/modules/sync/entity-store.js';
+import type { EntityRow, EntityStore } from '../../src/modules/sync/entity-store.js';
 import { startTestServer, type Deployment, type TestServer } from './harness.js';
 import { api } from './sync-helpers.js';
 
@@ -29,4 +29,19 @@ export function useEntityTable(readableId: string, deployment: Deployment = 'emb
     await fixture.server?.stop();
   });
   return fixture;
+}
+
+/** `count` plain rows of the entity table (`<prefix>-<i>`, no fields, one chunk each) for tests that write it directly. */
+export function noteRows(count: number, prefix = 'note'): EntityRow[] {
+  return Array.from({ length: count }, (_, i) => ({
+    entityId: `${prefix}-${i}`,
+    entityType: 'note',
+    name: `Note ${i}`,
+    contentHash: `hash-${i}`,
+    chunkCount: 1,
+    breadcrumbs: [],
+    fields: null,
+    sourceCreatedAt: null,
+    sourceUpdatedAt: null,
+  }));
 }

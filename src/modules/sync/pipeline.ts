@@ -4,6 +4,7 @@ import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
+import { EntityGuardrail } from './entity-guardrail.js';
 import { EntityIdSet } from './entity-id-set.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import { RawStore } from './raw-store.js';
@@ -21,43 +22,6 @@ export interface SyncCounts {
   chunks: number;
 }
 
-export class GuardrailError extends Error {}
-
-/**
- * The entity-count guardrail of one run, per connection. A complete run sees everything the source
- * holds, so what it saw is the count. A run that sees only changes (push batches, change feeds) counts
- * what the connection already stores, plus the entities it adds, minus the stored ones it deletes:
- * otherwise many small batches would grow a connection past the limit.
- */
-class EntityGuardrail {
-  private stored: number | null = null;
-  private added = 0;
-  private removed = 0;
-
-  constructor(
-    private readonly run: PipelineRun,
-    private readonly deps: PipelineDependencies,
-  ) {}
-
-  /** Before a batch is written: its new entities and its deletions of stored ones. */
-  async check(seen: number, added: number, deletions: string[]): Promise<void> {
-    const { run, deps } = this;
-    if (run.config.behavior.skipGuardrails) return;
-    if (run.source.complete) {
-      if (seen > deps.maxEntities) this.refuse(`The source holds more than ${deps.maxEntities} entities`);
-      return;
-    }
-    this.stored ??= (await deps.entities.stats([run.sourceConnectionId])).get(run.sourceConnectionId)?.total ?? 0;
-    this.added += added;
-    if (deletions.length) this.removed += (await deps.entities.hashes(run.sourceConnectionId, deletions)).size;
-    if (this.stored + this.added - this.removed > deps.maxEntities) this.refuse(`The connection would hold more than ${deps.maxEntities} entities`);
-  }
-
-  private refuse(what: string): never {
-    throw new GuardrailError(`${what} (the guardrail); run with behavior.skip_guardrails to sync anyway`);
-  }
-}
-
 export interface PipelineDependencies {
   entities: EntityStore;
   vectors: VectorIndex;
@@ -66,7 +30,7 @@ export interface PipelineDependencies {
   /** Entity-count guardrail per connection (bypassed by behavior.skip_guardrails). */
   maxEntities: number;
   batchSize: number;
-  /** How many bytes of prepared batches may wait for the index (default READ_AHEAD_BYTES). */
+  /** How many bytes of prepared batches may wait for the index and the entity table (default READ_AHEAD_BYTES). */
   readAheadBytes?: number;
 }
 
@@ -184,7 +148,13 @@ export class SyncPipeline {
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
     const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet(), seenAllStored: true };
-    const guardrail = new EntityGuardrail(run, this.deps);
+    const guardrail = new EntityGuardrail({
+      skip: run.config.behavior.skipGuardrails,
+      complete: run.source.complete,
+      sourceConnectionId: run.sourceConnectionId,
+      maxEntities: this.deps.maxEntities,
+      entities: this.deps.entities,
+    });
     const raw = new RawStore(this.deps.blobs, run.collectionId, run.sourceConnectionId);
     const index = { written: false };
     // Three stages, each in batch order: batches are written to the entity table (the database) one

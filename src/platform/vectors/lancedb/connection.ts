@@ -48,7 +48,7 @@ export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
  * entities) given 40,000 rows in 20 adds, peak RSS over optimize() without / with a vector index:
  * +720 → +527 MiB, +589 → +520; building the index +120–140 → +40–50 MiB (3 partitions at 600,000
  * rows, 1 at 100,000 chunks). Keyword search on those 600,000 rows: p50 1.4 / 1.5 ms, CPU 4.2 / 4.1 ms
- * a query. (LANCE_FTS_TARGET_SIZE, which Lance's later releases read for merged partitions, is not in
+ * a query. (LANCE_FTS_TARGET_SIZE, set here at first for merged partitions, is not read by
  * the 0.39 binary.)
  * Not set, though they bound the compaction's own reads: LANCE_DEFAULT_FRAGMENT_READAHEAD=1 (+413 →
  * +241 MiB) and LANCE_DEFAULT_BATCH_SIZE=1024 (→ +160), as every search reads with them too

@@ -20,7 +20,7 @@
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -88,6 +88,37 @@ const cpuSeconds = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
   return (used.user + used.system) / 1e6;
 };
+/**
+ * CPU seconds of each of this process's threads by name (Linux: /proc/self/task), to tell the main
+ * thread from the embedder's worker, LanceDB's runtime threads, V8's helpers and libuv's pool; a thread
+ * that ended meanwhile is missing from the second reading.
+ */
+function threadCpu(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return ticks;
+  }
+  for (const task of tasks) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).map(Number);
+      const key = task === String(process.pid) ? 'main' : name;
+      ticks.set(key, (ticks.get(key) ?? 0) + (utime! + stime!) / 100);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return ticks;
+}
+const threadCpuSince = (before: Map<string, number>) =>
+  [...threadCpu()]
+    .map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)] as const)
+    .filter(([, seconds]) => seconds >= 0.01)
+    .sort((a, b) => b[1] - a[1]);
 const jobSeconds = (job: { created_at: string; completed_at: string }) => (Date.parse(job.completed_at) - Date.parse(job.created_at)) / 1000;
 
 const QUERIES = ['vector search index', 'customer revenue growth', 'clinical trial patient dose', 'deploy cluster memory latency', 'design review meeting note', 'gene therapy evidence'];
@@ -122,6 +153,7 @@ try {
   // CPU of the whole process (server threads included): on a shared host it varies less than the wall time.
   await cpuProfile.start();
   let cpuAtStart = process.cpuUsage();
+  const threadsAtStart = threadCpu();
   const first = (await call('POST', `/source-connections/${created.id}/run`)).body;
   let syncing = true;
   const sampler = setInterval(() => {
@@ -154,6 +186,7 @@ try {
   const full = await waitForJob(call, created.id, first.id, ['COMPLETED', 'FAILED'], 6 * 3_600_000, POLL_MS);
   const fullSeconds = jobSeconds(full);
   const fullCpu = cpuSeconds(cpuAtStart);
+  const fullThreads = threadCpuSince(threadsAtStart);
   await cpuProfile.stop('stub-full-sync');
   syncing = false;
   eventLoopDelay.disable();
@@ -178,6 +211,7 @@ try {
   const sample = Math.min(count, 20_000);
   t0 = performance.now();
   const floorCpuAtStart = process.cpuUsage();
+  const floorThreadsAtStart = threadCpu();
   for (let start = 0; start < sample; start += 2000) {
     const entities = Array.from({ length: Math.min(2000, sample - start) }, (_, k) => stubEntity(start + k, config as never));
     const pieces = entities.flatMap((entity) => chunkText(entity.text, entity.language).map((text, index) => ({ entity, text, index })));
@@ -209,6 +243,7 @@ try {
   const floorSeconds = (performance.now() - t0) / 1000;
   const floorRate = sample / floorSeconds;
   const floorCpu = cpuSeconds(floorCpuAtStart);
+  const floorThreads = threadCpuSince(floorThreadsAtStart);
   // A second floor, with the index upkeep a sync's end pays (compaction, folding the last rows into the
   // full-text and vector indexes): the first one above stays as it was, comparable across versions.
   const upkeepStarted = performance.now();
@@ -225,6 +260,8 @@ try {
   console.log(`full sync:        ${fullSeconds.toFixed(1)} s  ${fullRate.toFixed(0)} entities/s  (CPU ${fullCpu.toFixed(1)} s, ${((fullCpu / total) * 1e6).toFixed(0)} µs an entity)`);
   if (!values['no-resync']) console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated})`);
   console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it  (floor CPU ${((floorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
+  const perEntity = (threads: (readonly [string, number])[], entities: number) => threads.map(([name, seconds]) => `${name} ${((seconds / entities) * 1e6).toFixed(0)}`).join(', ');
+  if (fullThreads.length > 0) console.log(`CPU by thread, µs an entity: full sync ${perEntity(fullThreads, total)}; floor ${perEntity(floorThreads, sample)}`);
   console.log(`embed + index + upkeep floor (with the final optimize): ${upkeepFloorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / upkeepFloorRate) * 100).toFixed(0)} % of it  (CPU ${((upkeepFloorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
   afterSync.sort((a, b) => a - b);
   for (const [kind, latencies] of duringSync) {

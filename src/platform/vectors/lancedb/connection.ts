@@ -40,8 +40,8 @@ export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Settings of Lance's native code that bound the memory of a table's upkeep. Every compaction
- * (optimize(), every 20 writes of a sync) rewrites each fragment under 1,048,576 rows, all of a table
- * up to that size whatever was added (LanceDB 0.39's Node API passes no compaction options), and then
+ * (optimize(), as a sync grows a table and at its end) rewrites each fragment under 1,048,576 rows, all
+ * of a table up to that size whatever was added (LanceDB 0.39's Node API passes no compaction options), and then
  * rewrites the full-text index for the moved rows: by default the index is built in one partition of
  * up to 4 GiB, held whole while it is written. In partitions of 64 MiB (LANCE_FTS_PARTITION_SIZE,
  * uncompressed) it is written one at a time. Fresh process, a copy of a 600,000-chunk table (stub

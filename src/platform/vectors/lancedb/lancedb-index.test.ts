@@ -261,25 +261,38 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
-  test('every 20th write compacts the table', async () => {
+  test('a table nobody searches is compacted at its 64th write once it has doubled since its last compaction', async () => {
     const id = randomUUID();
-    for (let i = 1; i <= 19; i++) await lance.index.add(id, [chunk(i)]);
-    const before = (await lance.index.stats(id))!;
-    expect(before.fragmentStats.numFragments).toBe(19);
-    await lance.index.add(id, [chunk(20)]);
+    for (let i = 1; i <= 63; i++) await lance.index.add(id, [chunk(i)]);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBe(63);
+    await lance.index.add(id, [chunk(64)]);
     const after = (await lance.index.stats(id))!;
     expect(after.fragmentStats.numFragments).toBe(1);
-    expect(after.numRows).toBe(20);
+    expect(after.numRows).toBe(64);
     // Rows written before compaction are in the keyword index and still searchable.
     expect((await lance.index.search(id, { strategy: 'keyword', text: 'number 7', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-7');
-    // Steady state: LanceDB never merges indexed with not-yet-indexed fragments in one pass, so a
-    // compacted table holds at most two fragments.
-    for (let i = 21; i <= 60; i++) await lance.index.add(id, [chunk(i)]);
+    // 64 more rows double the table: the next 64th write compacts again. LanceDB never merges indexed
+    // with not-yet-indexed fragments in one pass, so a compacted table holds at most two fragments.
+    for (let i = 65; i <= 127; i++) await lance.index.add(id, [chunk(i)]);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBe(64);
+    await lance.index.add(id, [chunk(128)]);
     expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
-    await lance.index.add(id, [chunk(61)]);
+    await lance.index.add(id, [chunk(129)]);
     await lance.index.optimize(id);
     expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
-    expect(await lance.index.count(id)).toBe(61);
+    expect(await lance.index.count(id)).toBe(129);
+  });
+
+  test('writes that have not doubled the table wait for their compaction until the 256th', async () => {
+    const id = randomUUID();
+    await lance.index.add(id, Array.from({ length: 1000 }, (_, i) => chunk(i)));
+    // 254 one-row writes after a 1,000-row one: past 64 writes, but the table has not doubled.
+    for (let i = 1000; i < 1254; i++) await lance.index.add(id, [chunk(i)]);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBe(255);
+    await lance.index.add(id, [chunk(1254)]);
+    expect((await lance.index.stats(id))!.fragmentStats.numFragments).toBeLessThanOrEqual(2);
+    expect(await lance.index.count(id)).toBe(1255);
+    expect((await lance.index.search(id, { strategy: 'keyword', text: 'number 1253', limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-1253');
   });
 
   test('a compaction by another process between a search’s ranking and its page read: the search ranks again on the new version and answers in full', async () => {
@@ -324,9 +337,9 @@ describe('LanceDbVectorIndex', () => {
       const id = randomUUID();
       const vectorIndexes = async () => (await writer.stats(id))!.indices.filter((index) => index.columns.includes('vector'));
       const write = (n: number) => writer.add(id, Array.from({ length: 100 }, (_, i) => chunk(n * 100 + i)));
-      for (let n = 0; n < 19; n++) await write(n);
-      expect(await vectorIndexes()).toEqual([]); // 1,900 rows, no compaction yet
-      await write(19); // the 20th write compacts 2,000 rows: large enough
+      for (let n = 0; n < 63; n++) await write(n);
+      expect(await vectorIndexes()).toEqual([]); // 6,300 rows, no compaction yet
+      await write(63); // the 64th write compacts 6,400 rows: large enough
       expect(await vectorIndexes()).toHaveLength(1);
       expect((await writer.stats(id))!.fragmentStats.numFragments).toBe(1);
       const [top] = await writer.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1234), limit: 1, offset: 0 });

@@ -37,6 +37,15 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
     expect(await unindexedFullTextRows()).toBeLessThanOrEqual(3 * ROWS_PER_WRITE);
   });
 
+  test('searched once since its last compaction, the table is compacted at its 20th write whatever its growth', async () => {
+    await lance.index.add(id, batch(0));
+    expect(await keywordSearch('marker0')).toHaveLength(3); // scans 100 rows: too few to compact early
+    for (let write = 1; write < 19; write++) await lance.index.add(id, batch(write));
+    expect(await unindexedFullTextRows()).toBe(19 * ROWS_PER_WRITE);
+    await lance.index.add(id, batch(19));
+    expect(await unindexedFullTextRows()).toBe(0);
+  });
+
   test('not searched, ten writes are not compacted: the schedule by writes and growth only', async () => {
     for (let write = 0; write < WRITES; write++) await lance.index.add(id, batch(write));
     expect(await unindexedFullTextRows()).toBe(WRITES * ROWS_PER_WRITE);

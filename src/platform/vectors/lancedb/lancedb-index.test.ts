@@ -464,8 +464,8 @@ describe('LanceDbVectorIndex', () => {
     expect(vectorIndexPartitions(listed('vector_ivf256'))).toBe(256);
     expect(vectorIndexPartitions(listed('vector_idx'))).toBe(64);
     expect(vectorIndexPartitions([{ name: 'text_idx', columns: ['text'] }] as lancedb.IndexConfig[])).toBeNull();
-    // Probes: 40 of 64, then growing as the square root of the partitions.
-    expect([1, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 16, 40, 57, 80, 160]);
+    // Probes: 48 of 64, then growing as the square root of the partitions.
+    expect([1, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 16, 48, 68, 96, 192]);
   });
 
   test('a table grown several-fold since its IVF index was trained gets one with more partitions at a compaction, and other handles search it', async () => {

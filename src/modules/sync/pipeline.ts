@@ -1,9 +1,9 @@
-import { hash as digest } from 'node:crypto';
 import type { SourceEntity, SourceItem, SourceRun } from '../../connectors/connector.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
+import { hashedContent } from './content-hash.js';
 import { EntityGuardrail } from './entity-guardrail.js';
 import { EntityIdSet } from './entity-id-set.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
@@ -80,31 +80,6 @@ interface PreparedBatch {
   deletions: string[];
   /** The source's items read up to the end of this batch, from the first. */
   itemsThrough: number;
-}
-
-const sha256 = (data: string | Buffer) => digest('sha256', data);
-
-/** Stable content hash: every field a reader sees, plus the file's bytes. */
-export function contentHash(entity: SourceEntity): string {
-  return hashedContent(entity).hash;
-}
-
-/** The content hash, and the length of the JSON it hashed (see ChangedEntity.size). */
-function hashedContent(entity: SourceEntity): { hash: string; size: number } {
-  const content = JSON.stringify([
-    entity.entityType,
-    entity.name,
-    entity.breadcrumbs,
-    entity.text,
-    entity.fields,
-    entity.webUrl,
-    entity.createdAt?.toISOString() ?? null,
-    entity.updatedAt?.toISOString() ?? null,
-    entity.language ?? null,
-    entity.access ?? null,
-    entity.file ? sha256(entity.file.bytes) : null,
-  ]);
-  return { hash: sha256(content), size: content.length };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SourceEntity, SourceRun } from '../../connectors/connector.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
+import { isoInstant } from './iso-instant.js';
 
 export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `raw/${collectionId}/${sourceConnectionId}`;
 
@@ -100,7 +101,7 @@ export class RawStore {
         files.push(this.blobs.put(this.fileKey(entity.entityId), file.bytes));
       }
       lines.push({
-        entity: { ...rest, createdAt: createdAt?.toISOString() ?? null, updatedAt: updatedAt?.toISOString() ?? null, file: file ? { name: file.name, mimeType: file.mimeType, size: file.size } : null },
+        entity: { ...rest, createdAt: createdAt ? isoInstant(createdAt) : null, updatedAt: updatedAt ? isoInstant(updatedAt) : null, file: file ? { name: file.name, mimeType: file.mimeType, size: file.size } : null },
       });
     }
     for (const entityId of deletions) lines.push({ deleted: entityId });

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { stubEntity } from '../../connectors/stub/index.js';
 import { connectionStatus } from '../connections/connection-views.js';
 import { chunkText } from './chunker.js';
-import { contentHash } from './pipeline.js';
+import { contentHash } from './content-hash.js';
 import { nextRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 
@@ -104,6 +104,39 @@ describe('stub source and content hashing', () => {
     const a = contentHash({ ...entity, file: { name: 'a', mimeType: 'text/plain', size: 1, bytes: Buffer.from('a') } });
     const b = contentHash({ ...entity, file: { name: 'a', mimeType: 'text/plain', size: 1, bytes: Buffer.from('b') } });
     expect(a).not.toBe(b);
+  });
+
+  test('hashes are those earlier versions stored (a change would re-sync every entity): dates in and out of 0-9999, a file, a language and access', () => {
+    const base = { entityId: 'e', entityType: 'note', name: 'Näme "one"', breadcrumbs: [], text: 't', fields: {}, webUrl: 'u', createdAt: null, updatedAt: null };
+    const entities = [
+      {
+        ...base,
+        breadcrumbs: [{ entityId: 'f-1', name: 'Folder', entityType: 'folder' }],
+        text: 'Some text\nwith lines — and 🐋',
+        fields: { a: 1, b: [null, 'x'] },
+        webUrl: 'https://example.test/e-1',
+        createdAt: new Date('2024-02-29T23:59:58.123Z'),
+        updatedAt: new Date('1969-12-31T23:59:59.999Z'),
+      },
+      {
+        ...base,
+        entityType: 'file',
+        name: 'report.pdf',
+        text: '',
+        webUrl: 'https://example.test/report.pdf',
+        updatedAt: new Date('0099-01-01T00:00:00.000Z'),
+        language: 'python',
+        access: { viewers: ['u1'], isPublic: false },
+        file: { name: 'report.pdf', mimeType: 'application/pdf', size: 3, bytes: Buffer.from([1, 2, 3]) },
+      },
+      { ...base, name: 'far', createdAt: new Date(Date.UTC(12345, 0, 1)), updatedAt: new Date(Date.UTC(-50, 5, 1)) },
+    ];
+    // Computed by contentHash as of 0ab0777 (dates formatted by toISOString).
+    expect(entities.map((entity) => contentHash(entity))).toEqual([
+      '887c75789dfb57e10d6a0d3e0442c8d7027a402828d250ab1208f2c2886532b3',
+      '08468479ebb117ce31cba0c95b63f651093e1b48882d550e02809f5f9bdc1e45',
+      '7a9ff5f187e251bcb64f4c05a706d0b8dcc8be729485b319a2e63a720927632f',
+    ]);
   });
 });
 

@@ -117,6 +117,12 @@ export class EntityStore {
     await this.query(`update entities set content_hash = '' where source_connection_id in (select id from source_connections where collection_id = $1)`, [collectionId]);
   }
 
+  /** Whether the connection holds any entity (one index probe, where `count` reads all its rows). */
+  async holdsAny(sourceConnectionId: string): Promise<boolean> {
+    const { rows } = await this.query<{ held: boolean }>('select exists (select 1 from entities where source_connection_id = $1) as held', [sourceConnectionId]);
+    return rows[0]!.held;
+  }
+
   /** How many entities the connection holds. */
   async count(sourceConnectionId: string): Promise<number> {
     const { rows } = await this.query<{ count: string }>('select count(*) as count from entities where source_connection_id = $1', [sourceConnectionId]);

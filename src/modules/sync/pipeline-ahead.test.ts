@@ -32,6 +32,9 @@ class MemoryEntities {
   async count(): Promise<number> {
     return this.rows.size;
   }
+  async holdsAny(): Promise<boolean> {
+    return this.rows.size > 0;
+  }
   async *ids(): AsyncGenerator<string[]> {
     yield [...this.rows.keys()];
   }

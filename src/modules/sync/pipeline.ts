@@ -70,6 +70,12 @@ interface RunIds {
    * written, or matched by its stored hash), no `keep` (an id the run trusts to be stored) and no deletion.
    */
   seenAllStored: boolean;
+  /**
+   * The connection held no entity when the run began. A connection runs one job at a time, so a row
+   * it stores is then one this run wrote, of an id in `seen`: the stored hashes of ids not met before
+   * need not be read (a probe of the table's index for each, ~3 µs an entity in PGlite).
+   */
+  startedEmpty: boolean;
 }
 
 /** A batch between the stages: what changed, its chunk records (embedded), and what to delete. */
@@ -122,7 +128,7 @@ export class SyncPipeline {
 
   async run(run: PipelineRun): Promise<SyncCounts> {
     const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
-    const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet(), seenAllStored: true };
+    const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet(), seenAllStored: true, startedEmpty: !(await this.deps.entities.holdsAny(run.sourceConnectionId)) };
     const guardrail = new EntityGuardrail({
       skip: run.config.behavior.skipGuardrails,
       complete: run.source.complete,
@@ -262,10 +268,11 @@ export class SyncPipeline {
     }
     // The same id twice in one batch: the later version wins.
     const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
-    if (writing && [...latest.keys()].some((id) => ids.seen.has(id) || ids.deleted.has(id))) await writing;
+    const metBefore = [...latest.keys()].filter((id) => ids.seen.has(id));
+    if (writing && (metBefore.length > 0 || [...latest.keys()].some((id) => ids.deleted.has(id)))) await writing;
     for (const id of latest.keys()) ids.seen.add(id);
 
-    const known = await this.deps.entities.hashes(run.sourceConnectionId, [...latest.keys()]);
+    const known = await this.deps.entities.hashes(run.sourceConnectionId, ids.startedEmpty ? metBefore : [...latest.keys()]);
     const changed: ChangedEntity[] = [];
     for (const entity of latest.values()) {
       const { hash, size } = hashedContent(entity);

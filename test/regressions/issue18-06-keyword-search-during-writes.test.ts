@@ -46,6 +46,22 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
     expect(await unindexedFullTextRows()).toBe(0);
   });
 
+  test('a semantic search between writes also brings the compaction to the 20th write', async () => {
+    await lance.index.add(id, batch(0));
+    expect(await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 5), limit: 3, offset: 0 })).toHaveLength(3);
+    for (let write = 1; write < 20; write++) await lance.index.add(id, batch(write));
+    expect(await unindexedFullTextRows()).toBe(0);
+  });
+
+  test('searches while no write waits (between syncs) do not bring the next compaction forward', async () => {
+    await lance.index.add(id, batch(0));
+    await lance.index.optimize(id);
+    expect(await keywordSearch('marker0')).toHaveLength(3);
+    expect(await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 5), limit: 3, offset: 0 })).toHaveLength(3);
+    for (let write = 1; write <= 20; write++) await lance.index.add(id, batch(write));
+    expect(await unindexedFullTextRows()).toBe(20 * ROWS_PER_WRITE);
+  });
+
   test('not searched, ten writes are not compacted: the schedule by writes and growth only', async () => {
     for (let write = 0; write < WRITES; write++) await lance.index.add(id, batch(write));
     expect(await unindexedFullTextRows()).toBe(WRITES * ROWS_PER_WRITE);

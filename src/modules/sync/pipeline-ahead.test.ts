@@ -46,6 +46,7 @@ class MemoryEntities {
  */
 class ScriptedIndex {
   readonly added: string[] = [];
+  optimized = 0;
   /** Writes started and not yet ended. */
   running = 0;
   private release!: () => void;
@@ -69,7 +70,9 @@ class ScriptedIndex {
     }
   }
   async deleteEntities(): Promise<void> {}
-  async optimize(): Promise<void> {}
+  async optimize(): Promise<void> {
+    this.optimized++;
+  }
   open(): void {
     this.release();
   }
@@ -195,5 +198,15 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     expect(index.added).toEqual(firstOfEachBatch(1));
     // The first batch's rows are written (its chunks were); none after it.
     expect(entities.upserted).toEqual(firstOfEachBatch(1));
+    // What reached the index is optimized before the run ends: its full-text index must not wait for the next write.
+    expect(index.optimized).toBe(1);
+  });
+
+  test('a failure before anything reached the index leaves it alone', async () => {
+    const index = new ScriptedIndex({ failAt: 1 });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 3 });
+    await expect(run.running).rejects.toThrow('index write failed');
+    expect(index.added).toEqual([]);
+    expect(index.optimized).toBe(0);
   });
 });

@@ -198,12 +198,18 @@ export class SyncPipeline {
         }
       }
       if (batch.length) await flush(batch);
+      if (committing) await committing;
     } catch (error) {
       // A failed or cancelled run returns only once nothing of it is still writing.
       await (committing as Promise<void> | null)?.catch(() => undefined);
+      // A failed run's rows are in the index but not in its full-text index, which a table nobody
+      // searches only gets at its next compaction (by growth: up to 255 writes later): every keyword
+      // search would scan them until then. A cancelled one (or a worker shutting down) is not held up
+      // for it; the connection's next run optimizes at its end. Best effort: the run's own failure is
+      // what it reports.
+      if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) await this.deps.vectors.optimize(run.collectionId).catch(() => undefined);
       throw error;
     }
-    if (committing) await committing;
     let stored = await this.deps.entities.count(run.sourceConnectionId);
     if (run.source.complete) {
       run.signal.throwIfAborted();

@@ -165,6 +165,7 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
+      this.maintenance.searched(collectionId);
       const layout = this.tables.layoutOf(table);
       const candidates = candidateColumns(layout.keyed);
       // Read once: the index's partitions, the filter's share and the cached entity keys are all kept per version.

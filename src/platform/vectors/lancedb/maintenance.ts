@@ -11,18 +11,21 @@ import * as lancedb from '@lancedb/lancedb';
  * trained in both); a 1,000,000-entity one ~27 times (every 40,000 rows), rewriting ~15 million rows. By growth,
  * the rows rewritten stay within about twice the table's: compactions at ~142,000, ~284,000 and ~568,000 rows of
  * a 1,000,000-entity sync, none before the final optimize of a 100,000-entity one. Nobody searching, unindexed
- * rows cost nothing; searches compact earlier (SCANNED_ROWS_PER_TABLE_ROW). The cap keeps small writes
- * (one-entity pushes into a large table) from piling up fragments without end.
+ * rows cost nothing; searches compact earlier (SEARCHED_COMPACT_AFTER_WRITES, SCANNED_ROWS_PER_TABLE_ROW). The
+ * cap bounds the fragments that small writes pile up (a slow source flushing part-filled batches, a run that
+ * failed before its final optimize), which every search would read one by one once it came.
  */
 const COMPACT_AFTER_WRITES = 64;
 const GROWTH_BEFORE_COMPACTION = 1;
 const COMPACT_AFTER_WRITES_AT_MOST = 256;
 /**
- * A table keyword-searched since its last compaction is compacted after this many writes whatever its
- * growth (the schedule before growth counted), besides earlier by SCANNED_ROWS_PER_TABLE_ROW: each such
- * search scans the rows written since (~9 µs a row), and by growth alone they grew with the table.
- * bench:memory's 1,000,000 entities with a search every 2 s, growth alone: searches during the sync
- * p50 1.6-4.1 s, p95 4.1-7.1 s by 450,000 entities.
+ * A table searched (any strategy) between its writes is compacted after this many writes since its
+ * last compaction, whatever its growth (the schedule before growth counted), besides earlier by
+ * SCANNED_ROWS_PER_TABLE_ROW: each keyword search scans the rows written since (~9 µs a row), each
+ * semantic one every fragment written since (~0.16 ms a fragment), and by growth alone both grew with
+ * the table. bench:memory's 1,000,000 entities with a search every 2 s, growth alone: searches during
+ * the sync p50 1.6-4.1 s, p95 4.1-7.1 s by 450,000 entities. Searches while nothing is waiting (between
+ * syncs) do not count: they scan nothing unindexed.
  */
 const SEARCHED_COMPACT_AFTER_WRITES = 20;
 /**
@@ -38,8 +41,9 @@ const SEARCHED_COMPACT_AFTER_WRITES = 20;
  * costs (rent or buy) keeps their sum within twice the best schedule in hindsight, whatever the
  * search rate: with nobody searching, nothing changes (COMPACT_AFTER_WRITES); the more
  * searches, the fewer rows each one scans. The count is this process's: a separate worker writing
- * (`catchment worker` beside `catchment serve`) does not see the API's searches and keeps the
- * schedule by writes.
+ * (`catchment worker` beside `catchment serve`) does not see the API's searches and compacts by growth
+ * alone (COMPACT_AFTER_WRITES), so searches there scan more (the servers deployment, with Weaviate, has
+ * no such split).
  *
  * 1.4 is the two costs' ratio (13 / 9). Lab, 111,000 chunks written in 2,000-row adds through this
  * class, hybrid searches between the adds, CPU: with 3 searches an add (1.4 / 0.5 / never early),
@@ -141,6 +145,8 @@ export class TableMaintenance {
   private readonly writes = new Map<string, number>();
   /** The rows each table held after this process last compacted it, or when it first wrote to it. */
   private readonly rowsAtCompaction = new Map<string, number>();
+  /** Tables searched (any strategy) since their last compaction while writes since it were waiting (SEARCHED_COMPACT_AFTER_WRITES). */
+  private readonly searchedWhileWritten = new Set<string>();
   /** Keyword searches since a table's last compaction not yet counted, and the unindexed rows those counted scanned. */
   private readonly searchScans = new Map<string, { uncounted: number; scannedRows: number }>();
   /** Tables whose full-text indexes are known to exist. */
@@ -161,11 +167,13 @@ export class TableMaintenance {
 
   /**
    * Counts a write; one that grew the table enough since its last compaction (COMPACT_AFTER_WRITES; a
-   * table searched since then, SEARCHED_COMPACT_AFTER_WRITES), or an earlier one once the keyword searches since then have scanned enough unindexed rows
-   * (SCANNED_ROWS_PER_TABLE_ROW), compacts the table and, once it is large enough, gives it its vector
-   * index. A long sync thus trains the index on its first rows mid-run and later compactions fold rows
-   * in, instead of the run's final optimize training on all of them at once (300,000 entities: the
-   * whole sync ~20 % faster, its peak memory ~200 MiB lower).
+   * table searched since then, SEARCHED_COMPACT_AFTER_WRITES), or an earlier one once the keyword
+   * searches since then have scanned enough unindexed rows (SCANNED_ROWS_PER_TABLE_ROW), compacts the
+   * table and, once it is large enough, gives it its vector index. A long sync thus trains the index on
+   * its first rows mid-run and later compactions fold rows in, instead of the run's final optimize
+   * training on all of them at once (300,000 entities, compacting every 20 writes then: the whole sync
+   * ~20 % faster, its peak memory ~200 MiB lower); a sync of fewer than COMPACT_AFTER_WRITES writes
+   * (~140,000 entities in batches of 2,000) trains it at its end.
    */
   async wrote(collectionId: string, table: lancedb.Table): Promise<void> {
     const writes = (this.writes.get(collectionId) ?? 0) + 1;
@@ -179,7 +187,7 @@ export class TableMaintenance {
   /** Whether `writes` since the table's last compaction call for one (COMPACT_AFTER_WRITES; SEARCHED_COMPACT_AFTER_WRITES once searched). */
   private async grewEnough(collectionId: string, table: lancedb.Table, writes: number): Promise<boolean> {
     if (writes >= COMPACT_AFTER_WRITES_AT_MOST) return true;
-    if (writes >= SEARCHED_COMPACT_AFTER_WRITES && this.searchScans.has(collectionId)) return true;
+    if (writes >= SEARCHED_COMPACT_AFTER_WRITES && this.searchedWhileWritten.has(collectionId)) return true;
     if (writes < COMPACT_AFTER_WRITES) return false;
     const before = this.rowsAtCompaction.get(collectionId) ?? 0;
     return (await table.countRows()) - before >= GROWTH_BEFORE_COMPACTION * before;
@@ -205,6 +213,7 @@ export class TableMaintenance {
   async compact(collectionId: string, table: lancedb.Table): Promise<void> {
     this.writes.set(collectionId, 0);
     this.searchScans.delete(collectionId);
+    this.searchedWhileWritten.delete(collectionId);
     await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
     this.rowsAtCompaction.set(collectionId, await table.countRows());
   }
@@ -261,14 +270,25 @@ export class TableMaintenance {
   }
 
   /**
-   * Run before every keyword search: counts it (see SCANNED_ROWS_PER_TABLE_ROW: writes in this process
-   * compact earlier while the table is searched) and makes sure the table has its full-text indexes:
-   * they are created with the table; tables made without them get them here.
+   * Run before every search: one while writes since the table's last compaction wait brings the next
+   * compaction forward (SEARCHED_COMPACT_AFTER_WRITES).
+   */
+  searched(collectionId: string): void {
+    if ((this.writes.get(collectionId) ?? 0) > 0) this.searchedWhileWritten.add(collectionId);
+  }
+
+  /**
+   * Run before every keyword search: counts it while writes since the table's last compaction wait
+   * (see SCANNED_ROWS_PER_TABLE_ROW: writes in this process compact earlier while the table is
+   * searched) and makes sure the table has its full-text indexes: they are created with the table;
+   * tables made without them get them here.
    */
   async beforeKeywordSearch(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
-    const scans = this.searchScans.get(collectionId);
-    if (scans) scans.uncounted++;
-    else this.searchScans.set(collectionId, { uncounted: 1, scannedRows: 0 });
+    if ((this.writes.get(collectionId) ?? 0) > 0) {
+      const scans = this.searchScans.get(collectionId);
+      if (scans) scans.uncounted++;
+      else this.searchScans.set(collectionId, { uncounted: 1, scannedRows: 0 });
+    }
     if (this.ftsReady.has(collectionId)) return;
     await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
   }
@@ -287,6 +307,7 @@ export class TableMaintenance {
     this.writes.delete(collectionId);
     this.rowsAtCompaction.delete(collectionId);
     this.searchScans.delete(collectionId);
+    this.searchedWhileWritten.delete(collectionId);
     this.ftsReady.delete(collectionId);
     this.partitions.delete(collectionId);
     this.trainedRows.delete(collectionId);

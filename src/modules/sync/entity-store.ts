@@ -1,5 +1,4 @@
 import { CompiledQuery, type Transaction } from 'kysely';
-import { int4Array, jsonbArray, textArray, timestamptzArray } from '../../platform/db/binary-array.js';
 import type { Orm } from '../../platform/db/database.js';
 
 export interface EntityRow {
@@ -21,12 +20,9 @@ export interface EntityRow {
  *
  * The statements go to the driver with bound parameters (`$1`), not through the ORM's `execute`: that
  * one writes each value into the SQL text as an escaped literal, character by character, which cost
- * about 25 ms of CPU per 2,000-row batch, and the database then scans it again as SQL. The id and
- * column arrays go in PostgreSQL's binary array format (binary-array.ts), each element its length and
- * bytes: the driver's text form of a JavaScript array escaped every element (JSON's many quotes
- * above all) and the server parsed the literal back, which cost ~5 µs of CPU an entity more
- * (PGlite, 2,000-row batches of stub entities). Either is cheaper in PGlite than parsing the whole
- * batch as one jsonb document.
+ * about 25 ms of CPU per 2,000-row batch, and the database then scans it again as SQL. The `pg`
+ * driver sends a JavaScript array as an array literal; PostgreSQL parses it element by element into
+ * the column's type, which in PGlite costs less than parsing the whole batch as one jsonb document.
  */
 export class EntityStore {
   constructor(private readonly orm: Orm) {}
@@ -69,13 +65,14 @@ export class EntityStore {
     if (entityIds.length === 0) return new Map();
     const { rows } = await this.query<{ entity_id: string; content_hash: string }>(
       'select entity_id, content_hash from entities where source_connection_id = $1 and entity_id = any($2::text[])',
-      [sourceConnectionId, textArray(entityIds)],
+      [sourceConnectionId, entityIds],
     );
     return new Map(rows.map((row) => [row.entity_id, row.content_hash]));
   }
 
   async upsert(sourceConnectionId: string, collectionId: string, jobId: string, rows: EntityRow[]): Promise<void> {
     if (rows.length === 0) return;
+    // JSON columns go as JSON text: the driver would take a row's breadcrumbs (an array) for a dimension of the array.
     await this.query(
       `insert into entities (source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
                              breadcrumbs, fields, source_created_at, source_updated_at, synced_at, last_job_id)
@@ -92,15 +89,15 @@ export class EntityStore {
         sourceConnectionId,
         collectionId,
         jobId,
-        textArray(rows.map((row) => row.entityId)),
-        textArray(rows.map((row) => row.entityType)),
-        textArray(rows.map((row) => row.name)),
-        textArray(rows.map((row) => row.contentHash)),
-        int4Array(rows.map((row) => row.chunkCount)),
-        jsonbArray(rows.map((row) => JSON.stringify(row.breadcrumbs))),
-        jsonbArray(rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields)))),
-        timestamptzArray(rows.map((row) => row.sourceCreatedAt)),
-        timestamptzArray(rows.map((row) => row.sourceUpdatedAt)),
+        rows.map((row) => row.entityId),
+        rows.map((row) => row.entityType),
+        rows.map((row) => row.name),
+        rows.map((row) => row.contentHash),
+        rows.map((row) => row.chunkCount),
+        rows.map((row) => JSON.stringify(row.breadcrumbs)),
+        rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields))),
+        rows.map((row) => row.sourceCreatedAt),
+        rows.map((row) => row.sourceUpdatedAt),
       ],
       { connectionGuard: sourceConnectionId },
     );
@@ -108,7 +105,7 @@ export class EntityStore {
 
   async delete(sourceConnectionId: string, entityIds: string[]): Promise<number> {
     if (entityIds.length === 0) return 0;
-    const { affected } = await this.query('delete from entities where source_connection_id = $1 and entity_id = any($2::text[])', [sourceConnectionId, textArray(entityIds)]);
+    const { affected } = await this.query('delete from entities where source_connection_id = $1 and entity_id = any($2::text[])', [sourceConnectionId, entityIds]);
     return affected;
   }
 

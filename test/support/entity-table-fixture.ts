@@ -1,5 +1,8 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import type { SourceItem } from '../../src/connectors/connector.js';
 import type { EntityRow, EntityStore } from '../../src/modules/sync/entity-store.js';
+import { type PipelineRun, SyncPipeline } from '../../src/modules/sync/pipeline.js';
+import { layerSyncConfigs } from '../../src/modules/sync/sync-config-layers.js';
 import { startTestServer, type Deployment, type TestServer } from './harness.js';
 import { api } from './sync-helpers.js';
 
@@ -44,4 +47,35 @@ export function noteRows(count: number, prefix = 'note'): EntityRow[] {
     sourceCreatedAt: null,
     sourceUpdatedAt: null,
   }));
+}
+
+/**
+ * A sync pipeline over the fixture's server (its index, embedder and blob store), one entity a batch,
+ * writing the entity table through `entities`: the fixture's store, or one wrapping it to count calls.
+ */
+export async function pipelineOn(fixture: EntityTableFixture, entities: EntityStore = fixture.store): Promise<SyncPipeline> {
+  const { core } = fixture.server.running;
+  return new SyncPipeline({ entities, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1 });
+}
+
+/** A run of the fixture's push connection over `items` as job `jobId`; `complete`: the source listed all it holds. */
+export function runOn(fixture: EntityTableFixture, jobId: string, items: SourceItem[], complete: boolean): PipelineRun {
+  return {
+    jobId,
+    syncId: fixture.connectionId,
+    collectionId: fixture.collectionId,
+    sourceConnectionId: fixture.connectionId,
+    sourceName: 'push',
+    config: layerSyncConfigs(),
+    source: {
+      complete,
+      nextCursor: () => null,
+      items: (async function* () {
+        yield* items;
+      })(),
+    },
+    orphansPossible: false,
+    signal: new AbortController().signal,
+    onProgress: async () => undefined,
+  };
 }

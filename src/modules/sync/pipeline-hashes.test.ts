@@ -1,11 +1,10 @@
 import { beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { SourceItem } from '../../connectors/connector.js';
 import { stubEntity } from '../../connectors/stub/index.js';
-import { useEntityTable } from '../../../test/support/entity-table-fixture.js';
+import { pipelineOn, runOn, useEntityTable } from '../../../test/support/entity-table-fixture.js';
 import { contentHash } from './content-hash.js';
 import type { EntityRow } from './entity-store.js';
-import { SyncPipeline } from './pipeline.js';
-import { layerSyncConfigs } from './sync-config-layers.js';
+import type { SyncPipeline } from './pipeline.js';
 
 /**
  * A run reads the stored hashes of the entities it meets, to skip the unchanged ones. Into a
@@ -21,29 +20,16 @@ describe('the stored hashes a run reads', () => {
   const jobId = '00000000-0000-4000-8000-0000000000cc';
 
   const storedHashes = async () => table.store.hashes(table.connectionId, ['stub-0', 'stub-1', 'stub-2']);
-  const run = (items: SourceItem[]) =>
-    pipeline.run({
-      jobId,
-      syncId: table.connectionId,
-      collectionId: table.collectionId,
-      sourceConnectionId: table.connectionId,
-      sourceName: 'push',
-      config: layerSyncConfigs(),
-      source: { complete: false, nextCursor: () => null, items: (async function* () { yield* items; })() },
-      orphansPossible: false,
-      signal: new AbortController().signal,
-      onProgress: async () => undefined,
-    });
+  const run = (items: SourceItem[]) => pipeline.run(runOn(table, jobId, items, false));
 
   beforeAll(async () => {
-    const { core } = table.server.running;
-    const entities = core.entityStore;
+    const entities = table.store;
     const counted = Object.create(entities) as typeof entities;
     counted.hashes = (sourceConnectionId, entityIds) => {
       asked.push([...entityIds]);
       return entities.hashes(sourceConnectionId, entityIds);
     };
-    pipeline = new SyncPipeline({ entities: counted, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1 });
+    pipeline = await pipelineOn(table, counted);
   });
   beforeEach(async () => {
     await table.store.delete(table.connectionId, ['stub-0', 'stub-1', 'stub-2']);

@@ -1,10 +1,9 @@
 import { beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { SourceItem } from '../../connectors/connector.js';
 import { stubEntity } from '../../connectors/stub/index.js';
-import { useEntityTable } from '../../../test/support/entity-table-fixture.js';
+import { pipelineOn, runOn, useEntityTable } from '../../../test/support/entity-table-fixture.js';
 import type { EntityRow } from './entity-store.js';
-import { SyncPipeline } from './pipeline.js';
-import { layerSyncConfigs } from './sync-config-layers.js';
+import type { SyncPipeline } from './pipeline.js';
 
 /**
  * The end of a complete run deletes what the connection stores and the run did not meet. It skips
@@ -29,30 +28,17 @@ describe('a complete run deletes the stored entities it did not meet, also when 
     table.store.upsert(table.connectionId, table.collectionId, jobId, [
       { entityId, entityType: 'note', name: entityId, contentHash: 'old', chunkCount: 0, breadcrumbs: [], fields: null, sourceCreatedAt: null, sourceUpdatedAt: null } satisfies EntityRow,
     ]);
-  const completeRun = (items: SourceItem[]) =>
-    pipeline.run({
-      jobId,
-      syncId: table.connectionId,
-      collectionId: table.collectionId,
-      sourceConnectionId: table.connectionId,
-      sourceName: 'push',
-      config: layerSyncConfigs(),
-      source: { complete: true, nextCursor: () => null, items: (async function* () { yield* items; })() },
-      orphansPossible: false,
-      signal: new AbortController().signal,
-      onProgress: async () => undefined,
-    });
+  const completeRun = (items: SourceItem[]) => pipeline.run(runOn(table, jobId, items, true));
 
   beforeAll(async () => {
-    const { core } = table.server.running;
-    const entities = core.entityStore;
+    const entities = table.store;
     // The real store, its id pages counted.
     const counted = Object.create(entities) as typeof entities;
     counted.ids = (sourceConnectionId, pageSize) => {
       idPagesRead++;
       return entities.ids(sourceConnectionId, pageSize);
     };
-    pipeline = new SyncPipeline({ entities: counted, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1 });
+    pipeline = await pipelineOn(table, counted);
   });
   beforeEach(async () => {
     await table.store.delete(table.connectionId, await storedIds());

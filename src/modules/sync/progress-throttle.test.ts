@@ -39,7 +39,9 @@ test('progress is saved and published at most every 100 ms however often batches
   // One save per 100 ms at most (each starts 100 ms after the one before; their publications follow their two statements).
   const spanMs = progress.at(-1)!.at - progress[0]!.at;
   expect(progress.length).toBeLessThanOrEqual(Math.floor(spanMs / 100) + 2);
-  expect(progress.length).toBeLessThan(commits / 3);
+  // Fewer than one a commit (the throttle at 0 published 301): a bound on the commits, not on the time, which a
+  // loaded host stretches (a CI run of 55 s published 100 times, every 100 ms as it should).
+  expect(progress.length).toBeLessThan(commits);
   // Counts only rise.
   expect(progress.every((view, i) => i === 0 || view.entitiesInserted >= progress[i - 1]!.entitiesInserted)).toBe(true);
 });

@@ -323,7 +323,7 @@ try {
   const rawP50 = percentile(rawSingle, 50);
   const throughput = concurrent.latencies.length / concurrent.seconds;
   const check = (ok: boolean) => (ok ? 'ok' : 'MISSED');
-  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && JSON.stringify(stats.layout) !== JSON.stringify(CURRENT_LAYOUT) ? `, a table of an older layout (${JSON.stringify(stats.layout)}): slower (--rebuild)` : ''}), ${queries.length} queries${zipf ? ', Zipfian vocabulary (--vocabulary zipf)' : ''}; measured in ${elapsed(t0)}`);
+  console.log(`\nInstant hybrid search, limit ${limit}, ${chunks} chunks (${stats?.fragmentStats?.numFragments ?? '?'} fragments, ${stats?.versions ?? '?'} versions${stats && JSON.stringify(stats.layout) !== JSON.stringify(CURRENT_LAYOUT) ? `, a table of an older layout (${JSON.stringify(stats.layout)}): slower or larger on disk (--rebuild)` : ''}), ${queries.length} queries${zipf ? ', Zipfian vocabulary (--vocabulary zipf)' : ''}; measured in ${elapsed(t0)}`);
   console.log(`REST, 1 client:          ${summary(single)}`);
   console.log(`REST, ${clients} clients:         ${throughput.toFixed(1)} req/s  ${summary(concurrent.latencies)}`);
   console.log(`raw index, 1 client:     ${summary(rawSingle)}   (query embedding p50 ${ms(percentile(embedding.latencies, 50))}, not in raw)`);

@@ -10,8 +10,10 @@
  * `--search-every-ms` (200; 0: no searches during the sync), so the peak memory is that of a server syncing and serving search; after it, the latency of
  * that search at the synced size, and the main thread's event-loop delay during the sync (how long a
  * request may wait for the thread the sync also runs on). `--search-breakdown`: the client cycles
- * hybrid, keyword alone, semantic alone and a search of an empty collection (HTTP, auth, GraphQL: no
- * index work, so it measures the wait for the main thread), each with its own p50/p95.
+ * hybrid, keyword alone, semantic alone, a search of an empty collection (HTTP, auth, GraphQL: no
+ * index work, so it measures the wait for the main thread) and a hybrid search of another collection
+ * of 20,000 entities synced and compacted before (no writes of its own: what sharing the CPU with
+ * the sync costs a search, apart from the state of a table being written), each with its own p50/p95.
  * `--memory-curve` prints the process's resident memory sampled every `--sample-seconds` during the
  * full sync (the server runs in this process), as it goes. `--cpu-profile-dir DIR` writes the main
  * thread's CPU profile of each full sync (stub, PostgreSQL) to DIR, for Chrome DevTools or any
@@ -144,7 +146,15 @@ try {
     if (response.status !== 200) throw new Error(`search answered ${response.status}: ${JSON.stringify(response.body).slice(0, 200)}`);
     return performance.now() - t;
   };
-  if (values['search-breakdown']) await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
+  if (values['search-breakdown']) {
+    await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
+    await call('POST', '/collections', { name: 'Bench still', readable_id: 'bench-still' });
+    const still = (
+      await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'bench-still', authentication: { credentials: { token: 'bench' } }, config: { ...config, entity_count: 20_000, seed: 8 }, sync_immediately: false })
+    ).body;
+    const job = (await call('POST', `/source-connections/${still.id}/run`)).body;
+    if ((await waitForJob(call, still.id, job.id, ['COMPLETED', 'FAILED'], 600_000, POLL_MS)).status !== 'COMPLETED') throw new Error('the still collection did not sync');
+  }
   // The peak from here on: a start's transient peak (PGlite's first start, compiling its WebAssembly) is not the sync's.
   writeFileSync('/proc/self/clear_refs', '5');
   const memoryAtStart = residentMemory();
@@ -172,14 +182,14 @@ try {
   }, Number(values['sample-seconds']) * 1000);
   // One client searching while the sync runs (it shares the process, so it takes from the sync).
   const searchEveryMs = Number(values['search-every-ms']);
-  const kinds = values['search-breakdown'] ? ['hybrid', 'keyword', 'semantic', 'empty'] : ['hybrid'];
+  const kinds = values['search-breakdown'] ? ['hybrid', 'keyword', 'semantic', 'empty', 'still'] : ['hybrid'];
   const duringSync = new Map(kinds.map((kind) => [kind, [] as number[]]));
   const eventLoopDelay = monitorEventLoopDelay({ resolution: 10 });
   eventLoopDelay.enable();
   const searching = (async () => {
     for (let i = 0; syncing && searchEveryMs > 0; i++) {
       const kind = kinds[i % kinds.length]!;
-      duringSync.get(kind)!.push(await (kind === 'empty' ? search('hybrid', 'bench-empty') : search(kind)));
+      duringSync.get(kind)!.push(await (kind === 'empty' || kind === 'still' ? search('hybrid', `bench-${kind}`) : search(kind)));
       await new Promise((resolve) => setTimeout(resolve, searchEveryMs));
     }
   })();
@@ -266,7 +276,8 @@ try {
   afterSync.sort((a, b) => a - b);
   for (const [kind, latencies] of duringSync) {
     latencies.sort((a, b) => a - b);
-    const what = kind === 'empty' ? 'searches of an empty collection (no index work)' : `${kind} queries`;
+    const what =
+      kind === 'empty' ? 'searches of an empty collection (no index work)' : kind === 'still' ? 'hybrid queries of a collection of 20,000 entities not being written' : `${kind} queries`;
     console.log(`search during the sync: ${latencies.length} ${what}, p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms`);
   }
   const delayMs = (nanoseconds: number) => (nanoseconds / 1e6).toFixed(0);

@@ -108,7 +108,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     const metrics = new Metrics(databaseBacklog(database.orm));
     let vectors: Promise<VectorIndex> | undefined;
     let embedder: Promise<Embedder> | undefined;
-    const openVectors = () => (vectors ??= createVectorIndex(config, info.dimensions));
+    const openVectors = () => (vectors ??= createVectorIndex(config, info.dimensions, logger));
     const openEmbedder = () =>
       (embedder ??= createEmbedder(
         {
@@ -154,7 +154,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       scheduleMinIntervalSeconds: config.scheduleMinIntervalSeconds,
     });
     const oauthCallback = new OAuthCallback({ orm: database.orm, secretBox, sources, signIns, operatorApps, events, sync, allowPrivateNetworks, logger });
-    const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, queue, () => connections));
+    const collections = new CollectionService(database.orm, events, info, new ConnectionsOfCollections(database.orm, () => connections));
     const search = new SearchService({
       orm: database.orm,
       vectors: openVectors,

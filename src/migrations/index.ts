@@ -10,6 +10,7 @@ import { Migration20261124020000_oauth } from './Migration20261124020000_oauth.j
 import { Migration20261124030000_operator_app_token_url } from './Migration20261124030000_operator_app_token_url.js';
 import { Migration20261124040000_entities_key } from './Migration20261124040000_entities_key.js';
 import { Migration20261124050000_entities_connection_trigger } from './Migration20261124050000_entities_connection_trigger.js';
+import { Migration20261125000000_pending_cleanups } from './Migration20261125000000_pending_cleanups.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -26,4 +27,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261124030000_operator_app_token_url', class: Migration20261124030000_operator_app_token_url },
   { name: 'Migration20261124040000_entities_key', class: Migration20261124040000_entities_key },
   { name: 'Migration20261124050000_entities_connection_trigger', class: Migration20261124050000_entities_connection_trigger },
+  { name: 'Migration20261125000000_pending_cleanups', class: Migration20261125000000_pending_cleanups },
 ];

@@ -5,6 +5,8 @@ import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import type { LanceDbVectorIndexOptions } from '../../src/platform/vectors/lancedb/connection.js';
 import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
+import { makeChunk } from '../../src/platform/vectors/vector-index.contract.js';
+import type { ChunkRecord } from '../../src/platform/vectors/vector-index.js';
 
 /** A LanceDB index in a temporary directory of its own. */
 export interface LanceDbFixture {
@@ -49,4 +51,17 @@ export async function indexStatsOf(directory: string, collectionId: string, pick
   } finally {
     db.close();
   }
+}
+
+/** The rows a collection's full-text index lacks (written since its last compaction), read as another process would. */
+export async function unindexedFullTextRows(directory: string, collectionId: string): Promise<number> {
+  return (await indexStatsOf(directory, collectionId, (config) => config.indexType === 'FTS')).numUnindexedRows;
+}
+
+/**
+ * Write number `write` of `rows` chunks as the upkeep tests make them: chunks numbered on from the
+ * writes before, each saying `ordinary filler text marker<write>` (a word every chunk has, and one per write).
+ */
+export function markedWrite(dimensions: number, write: number, rows: number): ChunkRecord[] {
+  return Array.from({ length: rows }, (_, i) => makeChunk(dimensions, write * rows + i, { text: `ordinary filler text marker${write}` }));
 }

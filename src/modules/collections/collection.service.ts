@@ -57,8 +57,11 @@ export interface CollectionConnections {
   stopAll(collectionId: string): Promise<void>;
   /** Stages `source_connection.deleted` for each of the collection's connections in `em` (they go with it). */
   recordDeletion(em: ReturnType<Orm['em']['fork']>, collection: { id: string; readableId: string }): Promise<RecordedEvent[]>;
-  /** Queues index and raw-data cleanup once the records are gone. */
-  scheduleCleanup(collectionId: string): Promise<void>;
+  /**
+   * Records in `em` the index and raw-data cleanup the deletion owes; the function it returns queues
+   * it, once `em` is flushed (the record outlives a lost queue message).
+   */
+  stageCleanup(em: ReturnType<Orm['em']['fork']>, collectionId: string): () => Promise<void>;
 }
 
 export interface EmbedderInfo {
@@ -172,8 +175,9 @@ export class CollectionService {
     const connectionEvents = await this.connections.recordDeletion(em, row);
     em.remove(row);
     const event = this.record(em, principal, 'collection.deleted', row);
+    const queueCleanup = this.connections.stageCleanup(em, row.id);
     await em.flush();
-    await this.connections.scheduleCleanup(row.id);
+    await queueCleanup();
     for (const connectionEvent of connectionEvents) await this.events.publish({ ...connectionEvent, subject: { id: connectionEvent.payload.source_connection_id } });
     await this.events.publish({ ...event, subject: view });
     return view;

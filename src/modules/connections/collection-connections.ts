@@ -1,17 +1,14 @@
 import type { Orm } from '../../platform/db/database.js';
-import type { JobQueue } from '../../platform/queue/queue.js';
 import type { CollectionConnections } from '../collections/collection.service.js';
 import type { ConnectionSyncState } from '../collections/collection-status.js';
 import type { JobStatus } from '../sync/sync-job.entity.js';
 import { SourceConnection } from './source-connection.entity.js';
-import { CLEANUP_QUEUE, type CleanupRequest } from '../sync/cleanup.js';
 import type { SourceConnectionService } from './source-connection.service.js';
 
 /** Connections as collections see them: summaries and sync states for the status, and deletion. */
 export class ConnectionsOfCollections implements CollectionConnections {
   constructor(
     private readonly orm: Orm,
-    private readonly queue: JobQueue,
     private readonly connections: () => SourceConnectionService,
   ) {}
 
@@ -45,7 +42,7 @@ export class ConnectionsOfCollections implements CollectionConnections {
     return this.connections().recordCollectionDeletion(em, collection);
   }
 
-  async scheduleCleanup(collectionId: string): Promise<void> {
-    await this.queue.add(CLEANUP_QUEUE, { collectionId, sourceConnectionId: null } satisfies CleanupRequest);
+  stageCleanup(em: ReturnType<Orm['em']['fork']>, collectionId: string): () => Promise<void> {
+    return this.connections().stageCleanup(em, { collectionId, sourceConnectionId: null });
   }
 }

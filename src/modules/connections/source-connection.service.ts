@@ -18,7 +18,7 @@ import type { SourceService } from '../sources/source.service.js';
 import type { EntityStore } from '../sync/entity-store.js';
 import { SyncJob } from '../sync/sync-job.entity.js';
 import { nextRun, scheduleProblem } from '../sync/schedule.js';
-import { CLEANUP_QUEUE, type CleanupRequest } from '../sync/cleanup.js';
+import { stageCleanup } from '../sync/cleanup.js';
 import type { SyncService } from '../sync/sync.service.js';
 import { httpUrl, planAuthentication, type AuthenticationInput } from './authentication.js';
 import { recordConnectionEvent } from './connection-events.js';
@@ -287,11 +287,14 @@ export class SourceConnectionService {
     if (!row) throw NotFoundError.of('Source connection', id);
     const view = await this.views.one(row);
     await this.stopSyncs([row.id]);
-    const event = await this.deps.orm.em.fork().transactional(async (tx) => {
+    const { event, queueCleanup } = await this.deps.orm.em.fork().transactional(async (tx) => {
       await tx.nativeDelete(SourceConnection, { id: row.id });
-      return this.record(tx, 'source_connection.deleted', row, row.collection.readableId);
+      return {
+        event: this.record(tx, 'source_connection.deleted', row, row.collection.readableId),
+        queueCleanup: this.stageCleanup(tx, { collectionId: row.collection.id, sourceConnectionId: row.id }),
+      };
     });
-    await this.deps.queue.add(CLEANUP_QUEUE, { collectionId: row.collection.id, sourceConnectionId: row.id } satisfies CleanupRequest);
+    await queueCleanup();
     await this.deps.events.publish({ ...event, subject: { id: row.id } });
     return view;
   }
@@ -380,6 +383,14 @@ export class SourceConnectionService {
     const client: OAuthCredentials['client'] | null = isOAuthCredentials(stored) ? stored.client : null;
     if (client?.kind === 'connection') return { clientId: client.clientId, clientSecret: client.clientSecret };
     return this.deps.signIns.lastOwnClient(row.id, tokenUrl);
+  }
+
+  /**
+   * Records in `em` the index and raw-data cleanup a deletion owes (a connection's, or with a null
+   * connection its whole collection's); the function it returns queues it once `em` is committed.
+   */
+  stageCleanup(em: EntityManager, scope: { collectionId: string; sourceConnectionId: string | null }): () => Promise<void> {
+    return stageCleanup(em, this.deps.queue, this.deps.logger, scope);
   }
 
   private record(em: EntityManager, type: 'source_connection.created' | 'source_connection.auth_completed' | 'source_connection.deleted', row: SourceConnection, collectionReadableId: string): RecordedEvent {

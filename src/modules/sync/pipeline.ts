@@ -205,8 +205,9 @@ export class SyncPipeline {
       // A failed run's rows are in the index but not in its full-text index, which a table nobody
       // searches only gets at its next compaction (by growth: up to 255 writes later): every keyword
       // search would scan them until then. A cancelled one (or a worker shutting down) is not held up
-      // for it; the connection's next run optimizes at its end. Best effort: the run's own failure is
-      // what it reports.
+      // for it: the keyword searches that scan its rows queue their compaction once they have cost as
+      // much (SCANNED_ROWS_PER_TABLE_ROW), and the connection's next run optimizes at its end. Best
+      // effort: the run's own failure is what it reports.
       if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) await this.deps.vectors.optimize(run.collectionId).catch(() => undefined);
       throw error;
     }

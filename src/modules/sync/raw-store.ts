@@ -3,7 +3,9 @@ import type { SourceEntity, SourceRun } from '../../connectors/connector.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
 import { isoInstant } from './iso-instant.js';
 
-export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `raw/${collectionId}/${sourceConnectionId}`;
+/** Where a collection's raw data stores keep their blobs, and one connection's within it. */
+export const rawCollectionPrefix = (collectionId: string) => `raw/${collectionId}`;
+export const rawPrefix = (collectionId: string, sourceConnectionId: string) => `${rawCollectionPrefix(collectionId)}/${sourceConnectionId}`;
 
 /** An entity as the raw data store keeps it: everything but the file's bytes, which are a blob of their own. */
 type StoredEntity = Omit<SourceEntity, 'file' | 'createdAt' | 'updatedAt'> & {

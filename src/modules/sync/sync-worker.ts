@@ -12,9 +12,9 @@ import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
 import type { SyncCounts, SyncPipeline } from './pipeline.js';
-import { RawStore, rawPrefix } from './raw-store.js';
+import { RawStore } from './raw-store.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
-import { CLEANUP_QUEUE, type CleanupRequest } from './cleanup.js';
+import { CLEANUP_QUEUE, type CleanupRequest, Cleanups } from './cleanup.js';
 import { RunCheckpoints } from './checkpoints.js';
 import { runContext, type RunContextDependencies } from './run-context.js';
 import { nextScheduledRun } from './schedule.js';
@@ -51,6 +51,7 @@ export class SyncWorker {
   private ticking: Promise<unknown> | null = null;
   private timers: NodeJS.Timeout[] = [];
   private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
+  private readonly cleanups: Cleanups;
 
   constructor(
     private readonly deps: {
@@ -74,7 +75,9 @@ export class SyncWorker {
       starters?: { startDue(now: Date): Promise<void> }[];
     },
     private readonly options: SyncWorkerOptions,
-  ) {}
+  ) {
+    this.cleanups = new Cleanups(deps);
+  }
 
   async start(): Promise<void> {
     this.cancelSubscription = this.deps.pubsub.subscribe<{ jobId: string }>(jobCancelTopic);
@@ -86,14 +89,16 @@ export class SyncWorker {
       this.settling.add(run);
       return run;
     });
-    this.deps.queue.process<CleanupRequest>(CLEANUP_QUEUE, 1, (request) => this.cleanup(request));
+    this.deps.queue.process<CleanupRequest>(CLEANUP_QUEUE, 1, (request) => this.cleanups.run(request));
     // Jobs queued in memory before a restart are lost with it: queue the waiting ones again.
     await this.queueWaiting();
+    await this.cleanups.queuePending();
     const tick = () => {
       if (this.ticking) return; // the previous look is still going
       this.ticking = Promise.all([
         this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed')),
         this.queueWaiting(new Date(Date.now() - this.options.tickSeconds * 1000)).catch((error) => this.deps.logger.error({ err: error }, 'sync reconciler failed')),
+        this.cleanups.queuePending(new Date(Date.now() - this.options.tickSeconds * 1000)).catch((error) => this.deps.logger.error({ err: error }, 'cleanup reconciler failed')),
         this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed')),
       ]).finally(() => {
         this.ticking = null;
@@ -314,17 +319,6 @@ export class SyncWorker {
       if (!job || job.status === 'CANCELLING') controller.abort(new Error('Cancelled'));
     } catch (error) {
       this.deps.logger.warn({ err: error, jobId }, 'heartbeat failed');
-    }
-  }
-
-  /** Removes a deleted connection's (or collection's) chunks and raw data. Idempotent. */
-  async cleanup({ collectionId, sourceConnectionId }: CleanupRequest): Promise<void> {
-    if (sourceConnectionId) {
-      await this.deps.vectors.deleteSourceConnection(collectionId, sourceConnectionId);
-      await this.deps.blobs.deletePrefix(rawPrefix(collectionId, sourceConnectionId));
-    } else {
-      await this.deps.vectors.deleteCollection(collectionId);
-      await this.deps.blobs.deletePrefix(`raw/${collectionId}`);
     }
   }
 

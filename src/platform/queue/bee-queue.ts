@@ -53,6 +53,8 @@ export interface BeeJobQueueOptions {
   logger?: Logger;
 }
 
+const parkedKey = (job: OutgoingJob): string | null => (job.options.id ? `${job.kind}:${job.options.id}` : null);
+
 /**
  * The servers deployment's queue: bee-queue on Redis, one bee-queue per job kind. Jobs of a worker
  * that dies are re-delivered after the stall interval, so handlers must be idempotent.
@@ -61,11 +63,13 @@ export interface BeeJobQueueOptions {
  * reloaded on NOSCRIPT, and `add` never waits on a Redis that is down: the job waits in this
  * process's memory and is sent once Redis answers. Those parked jobs die with the process, and a
  * Redis restart without persistence forgets queued jobs, so jobs whose state lives in the database
- * (sync jobs) are also re-queued from it by the worker (SyncWorker's reconciler).
+ * (sync jobs, cleanups) are also re-queued from it by the worker (SyncWorker's reconcilers).
  */
 export class BeeJobQueue implements JobQueue {
   private readonly queues = new Map<string, ScriptReloadingBeeQueue>();
   private readonly parked: OutgoingJob[] = [];
+  /** `kind:id` of the parked jobs that have an id. */
+  private readonly parkedIds = new Set<string>();
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -142,6 +146,13 @@ export class BeeJobQueue implements JobQueue {
   }
 
   private park(job: OutgoingJob, reason?: Error): void {
+    // A job with an id is parked once (JobOptions.id): the reconcilers queue what is still owed on
+    // every tick, and would otherwise park a copy each time for as long as Redis stays away.
+    const key = parkedKey(job);
+    if (key !== null) {
+      if (this.parkedIds.has(key)) return;
+      this.parkedIds.add(key);
+    }
     this.parked.push(job);
     if (this.parked.length === 1) this.options.logger?.warn({ err: reason, kind: job.kind }, 'job queue: Redis is unreachable, jobs wait in memory until it answers');
     this.retryTimer ??= setTimeout(() => void this.sendParked(), this.options.retryParkedMs ?? 1000);
@@ -156,7 +167,9 @@ export class BeeJobQueue implements JobQueue {
         this.retryTimer = this.closed ? null : setTimeout(() => void this.sendParked(), this.options.retryParkedMs ?? 1000);
         return;
       }
-      this.parked.shift();
+      const sent = this.parked.shift()!;
+      const key = parkedKey(sent);
+      if (key !== null) this.parkedIds.delete(key);
     }
     this.retryTimer = null;
     if (!this.closed) this.options.logger?.info('job queue: Redis answers again, the waiting jobs are queued');
@@ -177,7 +190,7 @@ export class BeeJobQueue implements JobQueue {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.parked.length > 0) {
-      this.options.logger?.warn({ dropped: this.parked.length }, 'job queue: closing with jobs that never reached Redis (sync jobs are queued again from the database)');
+      this.options.logger?.warn({ dropped: this.parked.length }, 'job queue: closing with jobs that never reached Redis (sync jobs and cleanups are queued again from the database)');
     }
     await Promise.allSettled([...this.queues.values()].map((queue) => queue.close(10_000)));
     this.queues.clear();

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../../config.js';
+import type { Logger } from '../logger.js';
+import type { LanceDbVectorIndexOptions } from './lancedb/connection.js';
 import type { VectorIndex } from './vector-index.js';
 
 /**
@@ -10,11 +12,21 @@ import type { VectorIndex } from './vector-index.js';
 export async function createVectorIndex(
   config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort' | 'lanceDbIndexCacheMb'>,
   dimensions: number,
+  logger: Pick<Logger, 'warn'>,
 ): Promise<VectorIndex> {
   if (config.weaviateUrl !== undefined) {
     const { WeaviateVectorIndex } = await import('./weaviate-index.js');
     return WeaviateVectorIndex.open({ url: config.weaviateUrl, apiKey: config.weaviateApiKey, grpcPort: config.weaviateGrpcPort, dimensions });
   }
   const { LanceDbVectorIndex } = await import('./lancedb/lancedb-index.js');
-  return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions, { indexCacheBytes: config.lanceDbIndexCacheMb * 1024 * 1024 });
+  return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions, lanceDbOptions(config, logger));
+}
+
+/** How the configuration opens the embedded index: its index cache (CATCHMENT_LANCEDB_INDEX_CACHE_MB) and where upkeep failures go. */
+export function lanceDbOptions(config: Pick<Config, 'lanceDbIndexCacheMb'>, logger: Pick<Logger, 'warn'>): LanceDbVectorIndexOptions {
+  return {
+    indexCacheBytes: config.lanceDbIndexCacheMb * 1024 * 1024,
+    onUpkeepError: (collectionId, error) =>
+      logger.warn({ collectionId, err: error instanceof Error ? error.message : String(error) }, 'a compaction of the collection\'s chunk table failed; the searches that scan its rows queue it again, and its sync\'s end optimizes it'),
+  };
 }

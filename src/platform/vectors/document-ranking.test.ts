@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { type ChunkRanking, rankDocuments } from './document-ranking.js';
+import { candidateDepth, type ChunkRanking, rankDocuments, rankDocumentsDeepening } from './document-ranking.js';
 
 /** A ranking of chunks given as [chunk key, score], best first, on its own scale. */
 const ranking = (weight: number, cut: boolean, listed: [string, number][]): ChunkRanking<string> => ({
@@ -83,5 +83,48 @@ describe('rankDocuments', () => {
       ['c:a', 'c:a:1', 0.7],
       ['c:b', 'c:b:0', 0.7],
     ]);
+  });
+});
+
+describe('rankDocumentsDeepening', () => {
+  /** A ranking of `depth` chunks read from `chunks` (entity keys in rank order), cut when more were left. */
+  const readFrom = (chunks: string[], asked: number[]) => async (depth: number): Promise<ChunkRanking<null>[]> => {
+    asked.push(depth);
+    const listed = chunks.slice(0, depth);
+    return [{ candidates: listed.map((entity, i) => ({ chunkKey: `${entity}:${i}`, score: chunks.length - i, item: null })), weight: 1, value: (score) => score, cut: chunks.length > depth }];
+  };
+  const crowded = (longDocuments: number, chunksEach: number, short: number) => [
+    ...Array.from({ length: longDocuments * chunksEach }, (_, i) => `long-${i % longDocuments}`),
+    ...Array.from({ length: short }, (_, i) => `short-${i}`),
+  ];
+
+  test('candidate depth: ten a document, at least 200, in steps of two (pages sharing a step share their candidates), at most 10,000', () => {
+    expect([1, 10, 20].map(candidateDepth)).toEqual([200, 200, 200]);
+    expect([21, 40, 41, 80, 100].map(candidateDepth)).toEqual([400, 400, 800, 800, 1600]);
+    // Every boundary between pages of ten is a step of two at most.
+    for (let page = 1; page < 100; page++) expect(candidateDepth((page + 1) * 10) / candidateDepth(page * 10)).toBeLessThanOrEqual(2);
+    expect(candidateDepth(5000)).toBe(10_000);
+  });
+
+  test('reads twice as deep while a cut ranking holds fewer documents than its depth is for (a tenth of it), and stops when it holds them', async () => {
+    const asked: number[] = [];
+    const ranked = await rankDocumentsDeepening(10, readFrom(crowded(3, 150, 40), asked), () => 1);
+    // 200 and 400 chunks: 3 documents; 800: 3 + 40 ≥ 20 (the first two pages of 10 share this depth, and so its target).
+    expect(asked).toEqual([200, 400, 800]);
+    expect(ranked).toHaveLength(43);
+  });
+
+  test('pages sharing a depth deepen alike; a ranking not cut, or the deepest allowed, ends it', async () => {
+    for (const documents of [10, 20]) {
+      const asked: number[] = [];
+      await rankDocumentsDeepening(documents, readFrom(crowded(2, 150, 30), asked), () => 1);
+      expect(asked).toEqual([200, 400]); // 400 covers all 330 chunks: not cut
+    }
+    const asked: number[] = [];
+    expect(await rankDocumentsDeepening(10, readFrom(crowded(2, 1000, 30), asked), () => 1, 400)).toHaveLength(2);
+    expect(asked).toEqual([200, 400]);
+    const once: number[] = [];
+    await rankDocumentsDeepening(10, readFrom(crowded(0, 0, 500), once), () => 1);
+    expect(once).toEqual([200]); // 200 documents in 200 chunks
   });
 });

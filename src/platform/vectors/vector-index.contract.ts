@@ -369,6 +369,29 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         }
       });
 
+      test('a page of documents is full when a few long documents hold every top chunk: the rankings read deeper', async () => {
+        const crowded = collection();
+        const nearest = seededVector(dims, 500);
+        await index.add(crowded, [
+          // Three documents of 100 chunks each, every chunk the best match (the query's own vector, the word thrice).
+          ...Array.from({ length: 300 }, (_, i) => chunk(1000 + i, { entityId: `long-${i % 3}`, chunkIndex: Math.floor(i / 3), text: 'tern tern tern colony', vector: nearest })),
+          // Twenty documents of one chunk each, matching less well.
+          ...Array.from({ length: 20 }, (_, i) => chunk(600 + i, { entityId: `short-${i}`, text: `a tern ${'filler '.repeat(3 + (i % 5))}` })),
+        ]);
+        const queries: Omit<VectorQuery, 'limit' | 'offset'>[] = [
+          { strategy: 'semantic', vector: nearest },
+          { strategy: 'keyword', text: 'tern' },
+          { strategy: 'hybrid', vector: nearest, text: 'tern' },
+        ];
+        for (const query of queries) {
+          const pages = await Promise.all([0, 10, 20].map((offset) => index.search(crowded, { ...query, limit: 10, offset })));
+          expect(pages.map((page) => page.length)).toEqual([10, 10, 3]);
+          const entities = pages.flat().map((hit) => hit.chunk.entityId);
+          expect(new Set(entities).size).toBe(23);
+          expect(entities.slice(0, 3).sort()).toEqual(['long-0', 'long-1', 'long-2']);
+        }
+      });
+
       test('containers (folders, tables…) stay findable by name but rank after a document that matches as well', async () => {
         const tree = collection();
         await index.add(tree, [

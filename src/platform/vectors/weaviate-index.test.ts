@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import weaviate, { ApiKey, type FilterValue } from 'weaviate-client';
+import { silentLogger } from '../../connectors/connector-testing.js';
 import { ValidationError } from '../../shared/errors.js';
-import { createVectorIndex } from './create-vector-index.js';
+import { loadConfig } from '../../config.js';
+import { createVectorIndex, lanceDbOptions } from './create-vector-index.js';
 import { LanceDbVectorIndex } from './lancedb/lancedb-index.js';
 import { makeChunk, vectorIndexContract } from './vector-index.contract.js';
 import type { FilterCondition, FilterGroup, FilterableField, FilterOperator, ScoredChunk } from './vector-index.js';
@@ -18,7 +20,7 @@ import {
   effectiveStrategy,
   insertSlices,
   likePattern,
-  rankPage,
+  documentPageOfHits,
   resultScore,
   tenantName,
   toChunk,
@@ -332,15 +334,16 @@ describe('Weaviate adapter: scores and strategies', () => {
     expect(resultScore('keyword', {})).toBe(0);
   });
 
-  test('ranking: one hit per document (its best chunk), best first, ties by chunk id, pages cut from the same order', () => {
+  test('ranking: one hit per document (its best chunk), best first, ties by chunk id, pages cut from the same order', async () => {
     const hit = (entity: string, score: number, chunkIndex = 0): ScoredChunk => ({ chunk: { ...toChunk({ chunk_id: `conn:${entity}:${chunkIndex}` }) }, score });
     const hits = [hit('c', 0.5), hit('a', 0.5), hit('d', 0.9), hit('b', 0.5), hit('e', 0.1), hit('d', 0.2, 1)];
-    const order = rankPage(hits, 0, 10).map((h) => h.chunk.chunkId);
+    const page = (offset: number, limit: number) => documentPageOfHits(async () => hits, offset, limit);
+    const order = (await page(0, 10)).map((h) => h.chunk.chunkId);
     expect(order).toEqual(['conn:d:0', 'conn:a:0', 'conn:b:0', 'conn:c:0', 'conn:e:0']);
     // d: its best chunk's score.
-    expect(rankPage(hits, 0, 1)[0]!.score).toBeCloseTo(0.9, 10);
-    expect([...rankPage(hits, 0, 2), ...rankPage(hits, 2, 2), ...rankPage(hits, 4, 2)].map((h) => h.chunk.chunkId)).toEqual(order);
-    expect(rankPage(hits, 5, 3)).toEqual([]);
+    expect((await page(0, 1))[0]!.score).toBeCloseTo(0.9, 10);
+    expect([...(await page(0, 2)), ...(await page(2, 2)), ...(await page(4, 2))].map((h) => h.chunk.chunkId)).toEqual(order);
+    expect(await page(5, 3)).toEqual([]);
   });
 
   test('hybrid at the extremes of keywordWeight is the pure ranking; text-less queries need no BM25', () => {
@@ -360,7 +363,7 @@ describe('createVectorIndex', () => {
   test('without WEAVIATE_URL: LanceDB under <data dir>/lancedb', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-factory-'));
     try {
-      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051, lanceDbIndexCacheMb: 128 }, 4);
+      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051, lanceDbIndexCacheMb: 128 }, 4, silentLogger);
       expect(index).toBeInstanceOf(LanceDbVectorIndex);
       const id = randomUUID();
       await index.add(id, [makeChunk(4, 1)]);
@@ -374,13 +377,23 @@ describe('createVectorIndex', () => {
     }
   });
 
+  test('CATCHMENT_LANCEDB_INDEX_CACHE_MB becomes the LanceDB index cache in bytes, and an upkeep failure is a warning naming its collection', () => {
+    const warnings: unknown[][] = [];
+    const logger = { warn: (...args: unknown[]) => warnings.push(args) } as never;
+    const options = lanceDbOptions(loadConfig({ CATCHMENT_LANCEDB_INDEX_CACHE_MB: '48' }, '/nonexistent/.env'), logger);
+    expect(options.indexCacheBytes).toBe(48 * 1024 * 1024);
+    expect(lanceDbOptions(loadConfig({}, '/nonexistent/.env'), logger).indexCacheBytes).toBe(128 * 1024 * 1024);
+    options.onUpkeepError!('collection-1', new Error('commit conflict'));
+    expect(warnings).toEqual([[{ collectionId: 'collection-1', err: 'commit conflict' }, expect.stringContaining('compaction')]]);
+  });
+
   test('with WEAVIATE_URL: connects to Weaviate (a port with nothing listening fails at once, without the key in the error)', async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const started = Date.now();
-    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port, lanceDbIndexCacheMb: 128 }, 4).then(
+    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port, lanceDbIndexCacheMb: 128 }, 4, silentLogger).then(
       () => null,
       (caught: unknown) => caught as Error,
     );
@@ -409,7 +422,8 @@ async function startFakeWeaviate() {
   const tenants = new Set<string>();
   const requests: { method: string; request: Record<string, unknown> }[] = [];
   const replies = {
-    search: { took: 0, results: [] as unknown[], groupByResults: [] } as Record<string, unknown>,
+    /** The reply to every search, or a function of the search request (its `limit`, say). */
+    search: { took: 0, results: [] as unknown[], groupByResults: [] } as Record<string, unknown> | ((request: Record<string, unknown>) => Record<string, unknown>),
     deletes: [] as { matches: number; successful: number; failed: number }[],
     count: 0,
     /** An error message the next searches fail with (as Weaviate answers for a missing tenant). */
@@ -429,7 +443,7 @@ async function startFakeWeaviate() {
     search: async (request: Record<string, unknown>) => {
       record('Search', request);
       if (replies.searchError) throw new niceGrpc.ServerError(2, replies.searchError);
-      return replies.search;
+      return typeof replies.search === 'function' ? replies.search(request) : replies.search;
     },
     batchObjects: async (request: { objects: { tenant: string }[] }) => {
       record('BatchObjects', request as unknown as Record<string, unknown>);
@@ -594,6 +608,27 @@ describe('WeaviateVectorIndex through the real client, against a recording fake 
     expect(request.properties.nonRefProperties).toEqual(expect.arrayContaining(['chunk_id', 'text', 'breadcrumbs', 'created_at']));
     expect(request.properties.nonRefProperties).not.toContain('name_words');
     expect(request.metadata).toMatchObject({ distance: true, uuid: true });
+  });
+
+  test('search: while a few documents fill the hits, it asks again twice as deep, and the page holds other documents', async () => {
+    const hit = (chunkId: string, distance: number) => ({
+      metadata: { id: randomUUID(), distance, distancePresent: true },
+      properties: { nonRefProps: { fields: { chunk_id: { textValue: chunkId }, entity_id: { textValue: chunkId.split(':')[1] }, chunk_index: { intValue: Number(chunkId.split(':')[2]) } } } },
+    });
+    // Three documents of 100 chunks each nearest, then twenty of one chunk: Weaviate answers the first `limit`.
+    const ordered = [...Array.from({ length: 300 }, (_, i) => hit(`c:long-${i % 3}:${Math.floor(i / 3)}`, 0.1)), ...Array.from({ length: 20 }, (_, i) => hit(`c:short-${i}:0`, 0.5))];
+    fake.replies.search = (request) => ({ took: 0, groupByResults: [], results: ordered.slice(0, Number(request.limit)) });
+    const before = fake.calls('Search').length;
+    try {
+      const hits = await index.search(collection, { strategy: 'semantic', vector: new Float32Array([1, 0, 0, 0]), limit: 10, offset: 0 });
+      const entities = hits.map((h) => h.chunk.entityId);
+      expect(entities.slice(0, 3)).toEqual(['long-0', 'long-1', 'long-2']);
+      expect(new Set(entities.slice(3)).size).toBe(7);
+      expect(entities.slice(3).every((entity) => entity.startsWith('short-'))).toBe(true);
+      expect(fake.calls('Search').slice(before).map((request) => request.limit)).toEqual([200, 400]);
+    } finally {
+      fake.replies.search = { took: 0, groupByResults: [], results: [] };
+    }
   });
 
   test('search: hybrid is Weaviate relative-score fusion with alpha = 1 − keywordWeight over text and name; keyword is BM25', async () => {

@@ -11,7 +11,7 @@ import weaviate, {
   type WeaviateClient,
 } from 'weaviate-client';
 import { ValidationError } from '../../shared/errors.js';
-import { candidateDepth, CONTAINER_WEIGHT, isContainerType, rankDocuments } from './document-ranking.js';
+import { type ChunkRanking, CONTAINER_WEIGHT, isContainerType, rankDocumentsDeepening } from './document-ranking.js';
 import { finiteOr, translateFilter, type CheckedCondition } from './filter-conditions.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from './vector-index.js';
 
@@ -210,16 +210,30 @@ export function resultScore(strategy: VectorQuery['strategy'], metadata: { dista
   return finiteOr(Number(metadata?.score), 0);
 }
 
+/** Weaviate's chunk hits (its own fusion for hybrid) as the one ranking documents are ranked from; `cut` when the hits stopped at the query's limit. */
+function hitRanking(hits: ScoredChunk[], cut: boolean): ChunkRanking<ScoredChunk> {
+  return { candidates: hits.map((hit) => ({ chunkKey: hit.chunk.chunkId, score: hit.score, item: hit })), weight: 1, value: (score: number) => score, cut };
+}
+
+/** Containers count at CONTAINER_WEIGHT, as in LanceDB's ranking. */
+const hitWeight = (hit: ScoredChunk) => (isContainerType(hit.chunk.entityType) ? CONTAINER_WEIGHT : 1);
+
 /**
- * The page of documents ranked from Weaviate's chunk hits (its own fusion for hybrid), as LanceDB ranks
- * them (document-ranking.ts): one hit per entity, its best chunk, scored as its document; `cut` when
- * the hits stopped at the query's limit.
+ * The page of documents ranked from Weaviate's chunk hits, as LanceDB ranks them (document-ranking.ts):
+ * one hit per entity, its best chunk, scored as its document. `hitsAt(depth)` reads that many hits
+ * (Weaviate's own fusion for hybrid); fewer than asked means the ranking holds every match.
  */
-export function rankPage(hits: ScoredChunk[], offset: number, limit: number, cut = false): ScoredChunk[] {
-  const ranking = { candidates: hits.map((hit) => ({ chunkKey: hit.chunk.chunkId, score: hit.score, item: hit })), weight: 1, value: (score: number) => score, cut };
-  return rankDocuments([ranking], (hit) => (isContainerType(hit.chunk.entityType) ? CONTAINER_WEIGHT : 1))
-    .slice(offset, offset + limit)
-    .map(({ best, score }) => ({ chunk: best.item.chunk, score }));
+export async function documentPageOfHits(hitsAt: (depth: number) => Promise<ScoredChunk[]>, offset: number, limit: number): Promise<ScoredChunk[]> {
+  const ranked = await rankDocumentsDeepening(
+    offset + limit,
+    async (depth) => {
+      const hits = await hitsAt(depth);
+      return [hitRanking(hits, hits.length >= depth)];
+    },
+    hitWeight,
+    MAX_QUERY_RESULTS,
+  );
+  return ranked.slice(offset, offset + limit).map(({ best, score }) => ({ chunk: best.item.chunk, score }));
 }
 
 export interface WeaviateVectorIndexOptions {
@@ -329,16 +343,15 @@ export class WeaviateVectorIndex implements VectorIndex {
     const offset = Math.max(0, Math.floor(query.offset) || 0);
     const limit = Math.max(0, Math.floor(query.limit) || 0);
     if (limit === 0 || filters === false) return [];
-    // Chunk candidates enough to rank the documents up to the page's end.
-    const depth = Math.min(candidateDepth(offset + limit), MAX_QUERY_RESULTS);
-    const common = {
-      limit: depth,
-      ...(filters === true ? {} : { filters }),
-      returnProperties: RESULT_PROPERTIES,
-    };
     const text = query.text?.trim() ?? '';
     const strategy = effectiveStrategy(query.strategy, query.keywordWeight, text);
-    const hits = await this.read(collectionId, [] as ScoredChunk[], async (tenant) => {
+    // Chunk candidates enough to rank the documents up to the page's end, deeper while a few documents fill them.
+    const hitsAt = (depth: number) => this.read(collectionId, [] as ScoredChunk[], async (tenant) => {
+      const common = {
+        limit: depth,
+        ...(filters === true ? {} : { filters }),
+        returnProperties: RESULT_PROPERTIES,
+      };
       const scored = (ranking: VectorQuery['strategy'], objects: { properties: Partial<Record<string, unknown>>; metadata?: { distance?: number; score?: number } }[]) =>
         objects.map((object) => ({ chunk: toChunk(object.properties), score: resultScore(ranking, object.metadata) }));
       switch (strategy) {
@@ -366,7 +379,7 @@ export class WeaviateVectorIndex implements VectorIndex {
         }
       }
     });
-    return rankPage(hits, offset, limit, hits.length >= depth);
+    return documentPageOfHits(hitsAt, offset, limit);
   }
 
   async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {

@@ -3,7 +3,7 @@ import { chunkIdOf, type ChunkRecord, type ScoredChunk } from '../vector-index.j
 /**
  * What the current table layout keeps of a chunk in one JSON text column (DETAILS_COLUMN): every
  * field a result shows but the name and text (which keyword search indexes), dates as epoch
- * milliseconds. A page of results then reads three columns (name, text, details), not fifteen: a
+ * milliseconds. A page of results then reads three columns (name, keywords, details), not fifteen: a
  * take by row id costs about 0.25 ms per column at 100,000 chunks. Filtered fields keep their own
  * columns too (filters read those).
  */

@@ -32,6 +32,13 @@ export interface LanceDbVectorIndexOptions {
    * scan, which benchmarks measure recall against.
    */
   ivfProbes?: (partitions: number) => number;
+  /**
+   * Told when upkeep running in the background fails: a compaction a keyword search queued (see
+   * SCANNED_ROWS_PER_TABLE_ROW in maintenance.ts). Nothing is lost: the searches queue it again once
+   * they have scanned as much again, and the table's writes count on towards their own compaction
+   * and a run's end optimizes it. Default: nothing.
+   */
+  onUpkeepError?: (collectionId: string, error: unknown) => void;
 }
 
 /** Room for the indexes of 100,000 chunks (IVF_FLAT vectors ~20 MB at half precision, ~40 MB in tables made with single; full-text postings), a fraction of LanceDB's defaults. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { Precision } from 'apache-arrow';
-import { type ChunkLayout, chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, LEGACY_LAYOUT } from './arrow.js';
+import { type ChunkLayout, chunkSchema, chunksToArrow, DETAILS_COLUMN, ENTITY_KEY_COLUMN, fullTextColumns, KEYWORDS_COLUMN, LEGACY_LAYOUT } from './arrow.js';
 import { entityKeyOf, isContainerKey } from './entity-key.js';
 import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
@@ -37,7 +37,7 @@ async function makeOlderTable(directory: string, collectionId: string, layout: C
   const schema = chunkSchema(DIMENSIONS, layout);
   const db = await lancedb.connect(directory);
   const made = await db.createTable(LanceDbVectorIndex.tableName(collectionId), chunksToArrow(records, schema), { schema });
-  for (const column of ['text', 'name']) await made.createIndex(column, { config: lancedb.Index.fts() });
+  for (const column of fullTextColumns(layout)) await made.createIndex(column, { config: lancedb.Index.fts() });
   made.close();
   db.close();
 }
@@ -209,7 +209,7 @@ describe('LanceDbVectorIndex', () => {
     const [singleId, halfId] = [randomUUID(), randomUUID()];
     const records = Array.from({ length: 40 }, (_, i) => chunk(i, { text: `${['heron', 'otter'][i % 2]} note ${i}` }));
     try {
-      await makeOlderTable(dir, singleId, { keyed: true, keywords: false, precision: 'single' }, records);
+      await makeOlderTable(dir, singleId, { keyed: true, keywords: false, textInKeywords: false, precision: 'single' }, records);
       const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
       try {
         await opened.add(halfId, records);
@@ -236,6 +236,44 @@ describe('LanceDbVectorIndex', () => {
         }
         expect((await opened.search(halfId, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 100), limit: 1, offset: 0 }))[0]!.chunk.entityId).toBe('entity-100');
         expect((await opened.stats(singleId))!.layout.keyed).toBe(true);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('new tables keep a chunk’s text once, in the keywords column; a table made with a text column too reads back alike and takes writes in it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-text-'));
+    const [twiceId, onceId] = [randomUUID(), randomUUID()];
+    // Names and texts with line breaks, non-ASCII and an empty text: the text is what follows the name's line break.
+    const records = Array.from({ length: 30 }, (_, i) =>
+      chunk(i, { name: i % 3 === 0 ? `Überblick\n${i}` : `Doc ${i}`, text: i === 4 ? '' : `${['heron', 'otter'][i % 2]} ✓ note\nline two ${i}` }),
+    );
+    try {
+      await makeOlderTable(dir, twiceId, { keyed: true, keywords: true, textInKeywords: false, precision: 'half' }, records);
+      const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      try {
+        await opened.add(onceId, records);
+        const listed = await opened.list(onceId, [], 100);
+        expect(listed.map(({ name, text }) => ({ name, text }))).toEqual(
+          [...records].sort((a, b) => a.entityId.localeCompare(b.entityId)).map(({ name, text }) => ({ name, text })),
+        );
+        expect(await opened.list(twiceId, [], 100)).toEqual(listed);
+        for (const id of [twiceId, onceId]) await opened.add(id, [chunk(100, { name: 'Late', text: 'late heron\nwith a second line' })]);
+        for (const id of [twiceId, onceId]) {
+          const [top] = await opened.search(id, { strategy: 'hybrid', text: 'late heron', vector: seededVector(DIMENSIONS, 100), limit: 1, offset: 0 });
+          expect(top!.chunk).toMatchObject({ entityId: 'entity-100', name: 'Late', text: 'late heron\nwith a second line' });
+        }
+        expect((await opened.stats(twiceId))!.layout.textInKeywords).toBe(false);
+        expect((await opened.stats(onceId))!.layout.textInKeywords).toBe(true);
+        const reopened = await lancedb.connect(dir);
+        const columns = async (id: string) => (await (await reopened.openTable(LanceDbVectorIndex.tableName(id))).schema()).fields.map((field) => field.name);
+        expect(await columns(twiceId)).toEqual(expect.arrayContaining(['text', KEYWORDS_COLUMN]));
+        expect(await columns(onceId)).toEqual(expect.arrayContaining([KEYWORDS_COLUMN]));
+        expect(await columns(onceId)).not.toContain('text');
+        reopened.close();
       } finally {
         await opened.close();
       }

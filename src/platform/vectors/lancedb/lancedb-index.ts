@@ -1,5 +1,5 @@
 import type * as lancedb from '@lancedb/lancedb';
-import { candidateDepth, CONTAINER_WEIGHT, rankDocuments, type RankedDocument } from '../document-ranking.js';
+import { CONTAINER_WEIGHT, type RankedDocument, rankDocumentsDeepening } from '../document-ranking.js';
 import { checkChunks, type ChunkRecord, type FilterGroup, type ScoredChunk, type VectorIndex, type VectorQuery } from '../vector-index.js';
 import { type ChunkLayout, chunksToArrow, fullTextColumns } from './arrow.js';
 import { connectLanceDb, type LanceDbVectorIndexOptions } from './connection.js';
@@ -8,7 +8,7 @@ import { FilterShares, IVF_FILTER_MIN_SHARE } from './filter-shares.js';
 import { literal, whereClause } from './filters.js';
 import { ivfPartitionsFor, TableMaintenance } from './maintenance.js';
 import { candidateColumns, chunkRankings, ivfProbesFor } from './rankings.js';
-import { DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
+import { DETAILS_RESULT, KEYWORDS_DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
 export type { LanceDbVectorIndexOptions } from './connection.js';
@@ -43,8 +43,11 @@ export class LanceDbVectorIndex implements VectorIndex {
       this.entityKeys.forget(collectionId);
       this.filterShares.forget(collectionId);
     });
-    this.maintenance = new TableMaintenance(options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS, options.ivfPartitionsFor ?? ivfPartitionsFor, (collectionId, run) =>
-      this.tables.exclusive(collectionId, run),
+    this.maintenance = new TableMaintenance(
+      options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS,
+      options.ivfPartitionsFor ?? ivfPartitionsFor,
+      (collectionId, run) => this.tables.exclusive(collectionId, run),
+      options.onUpkeepError ?? (() => undefined),
     );
   }
 
@@ -142,7 +145,8 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   /** What a page reads of a table of `layout`: its details column, or a column per field in tables made before it. */
   private resultColumns(layout: ChunkLayout): ResultColumns {
-    return layout.keyed ? DETAILS_RESULT : LEGACY_RESULT;
+    if (!layout.keyed) return LEGACY_RESULT;
+    return layout.textInKeywords ? KEYWORDS_DETAILS_RESULT : DETAILS_RESULT;
   }
 
   private async create(collectionId: string): Promise<lancedb.Table> {
@@ -175,7 +179,7 @@ export class LanceDbVectorIndex implements VectorIndex {
         table,
         dimensions: this.dimensions,
         ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, version, where),
-        beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(collectionId, table, fullText),
+        beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(collectionId, table, fullText, version),
         fullTextColumns: fullText,
         candidates,
         entityKeys: layout.keyed ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
@@ -185,8 +189,8 @@ export class LanceDbVectorIndex implements VectorIndex {
       const weightOf = (row: Row) => (candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
       const rowIdOf = (ranked: RankedDocument<Row>) => ranked.best.item._rowid as bigint;
       const rankedPage = async () => {
-        const rankings = await chunkRankings(context, query, where, candidateDepth(documents));
-        const page = rankDocuments(rankings, weightOf).slice(offset, documents);
+        const ranked = await rankDocumentsDeepening(documents, (depth) => chunkRankings(context, query, where, depth), weightOf);
+        const page = ranked.slice(offset, documents);
         return { page, rows: await pageRows(table, result, page.map(rowIdOf)) };
       };
       let { page, rows } = await rankedPage();

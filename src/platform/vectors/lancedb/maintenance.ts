@@ -29,8 +29,9 @@ const COMPACT_AFTER_WRITES_AT_MOST = 256;
  */
 const SEARCHED_COMPACT_AFTER_WRITES = 20;
 /**
- * A table searched while it is written is compacted early, at a write, once the keyword searches
- * since its last compaction have scanned this many unindexed rows per row of the table. Rows not yet
+ * A table searched while rows written to it wait for the full-text index is compacted early, in the
+ * background of the keyword search that tips it, once the keyword searches since its last compaction
+ * have scanned this many unindexed rows per row of the table. Rows not yet
  * in the full-text index are scanned by every keyword search (LanceDB tokenizes each one's text per
  * query: ~9 µs a row, one thread, whether they sit in one fragment or many), so a search during a
  * sync cost ~10 ms per 1,000 rows written since the last compaction: 212 ms with the 22,200 rows of
@@ -40,10 +41,13 @@ const SEARCHED_COMPACT_AFTER_WRITES = 20;
  * of LanceDB 0.39's API avoids. Compacting once the searches' scans have cost what a compaction
  * costs (rent or buy) keeps their sum within twice the best schedule in hindsight, whatever the
  * search rate: with nobody searching, nothing changes (COMPACT_AFTER_WRITES); the more
- * searches, the fewer rows each one scans. The count is this process's: a separate worker writing
- * (`catchment worker` beside `catchment serve`) does not see the API's searches and compacts by growth
- * alone (COMPACT_AFTER_WRITES), so searches there scan more (the servers deployment, with Weaviate, has
- * no such split).
+ * searches, the fewer rows each one scans. The searches, not the writes, tip it: rows whose writes
+ * stopped before their run's final optimize (a cancelled run) were scanned by every search until the
+ * connection's next run, as no write came to compact them. The count is this process's: a separate
+ * worker writing (`catchment worker` beside `catchment serve`) does not see the API's searches and
+ * compacts by growth alone (COMPACT_AFTER_WRITES), so searches there scan more (the servers
+ * deployment, with Weaviate, has no such split); and the API process never compacts a table it did
+ * not write, which would race that worker's writes.
  *
  * 1.4 is the two costs' ratio (13 / 9). Lab, 111,000 chunks written in 2,000-row adds through this
  * class, hybrid searches between the adds, CPU: with 3 searches an add (1.4 / 0.5 / never early),
@@ -147,8 +151,19 @@ export class TableMaintenance {
   private readonly rowsAtCompaction = new Map<string, number>();
   /** Tables searched (any strategy) since their last compaction while writes since it were waiting (SEARCHED_COMPACT_AFTER_WRITES). */
   private readonly searchedWhileWritten = new Set<string>();
-  /** Keyword searches since a table's last compaction not yet counted, and the unindexed rows those counted scanned. */
-  private readonly searchScans = new Map<string, { uncounted: number; scannedRows: number }>();
+  /** The unindexed rows the keyword searches since a table's last compaction scanned (SCANNED_ROWS_PER_TABLE_ROW). */
+  private readonly scannedRows = new Map<string, number>();
+  /** Each table's rows and the rows its full-text indexes lack, as read at a table version. */
+  private readonly unindexed = new Map<string, { version: number; rows: number; unindexed: number }>();
+  /** Tables whose compaction a keyword search has queued and that has not started yet. */
+  private readonly compactionQueued = new Set<string>();
+  /**
+   * A mark of each table's last compaction by this process, or of its handle's dropping (`forget`,
+   * which keeps it: a number a collection): a compaction a search queued that finds the mark moved
+   * has nothing to do, or a stale handle.
+   */
+  private readonly compactionMarks = new Map<string, number>();
+  private lastMark = 0;
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
   /** The partitions of each table's vector index as last seen, with the table version it was seen at. */
@@ -163,13 +178,14 @@ export class TableMaintenance {
     private readonly vectorIndexMinRows: number,
     private readonly partitionsFor: (rows: number) => number,
     private readonly exclusive: <T>(collectionId: string, run: () => Promise<T>) => Promise<T>,
+    /** A compaction a search queued failed (best effort: the searches queue it again, see beforeKeywordSearch). */
+    private readonly onUpkeepError: (collectionId: string, error: unknown) => void,
   ) {}
 
   /**
    * Counts a write; one that grew the table enough since its last compaction (COMPACT_AFTER_WRITES; a
-   * table searched since then, SEARCHED_COMPACT_AFTER_WRITES), or an earlier one once the keyword
-   * searches since then have scanned enough unindexed rows (SCANNED_ROWS_PER_TABLE_ROW), compacts the
-   * table and, once it is large enough, gives it its vector index. A long sync thus trains the index on
+   * table searched since then, SEARCHED_COMPACT_AFTER_WRITES) compacts the table (keyword searches
+   * compact it earlier: SCANNED_ROWS_PER_TABLE_ROW) and, once it is large enough, gives it its vector index. A long sync thus trains the index on
    * its first rows mid-run and later compactions fold rows in, instead of the run's final optimize
    * training on all of them at once (300,000 entities, compacting every 20 writes then: the whole sync
    * ~20 % faster, its peak memory ~200 MiB lower); a sync of fewer than COMPACT_AFTER_WRITES writes
@@ -179,7 +195,7 @@ export class TableMaintenance {
     const writes = (this.writes.get(collectionId) ?? 0) + 1;
     this.writes.set(collectionId, writes);
     if (!this.rowsAtCompaction.has(collectionId)) this.rowsAtCompaction.set(collectionId, await table.countRows());
-    if (!(await this.grewEnough(collectionId, table, writes)) && !(await this.searchesOutweighCompaction(collectionId, table))) return;
+    if (!(await this.grewEnough(collectionId, table, writes))) return;
     await this.compact(collectionId, table);
     await this.upkeepVectorIndex(collectionId, table, false);
   }
@@ -193,28 +209,15 @@ export class TableMaintenance {
     return (await table.countRows()) - before >= GROWTH_BEFORE_COMPACTION * before;
   }
 
-  /**
-   * Whether the keyword searches since the table's last compaction scanned SCANNED_ROWS_PER_TABLE_ROW
-   * unindexed rows per row of the table. Each search is counted as scanning the rows the full-text
-   * index lacks at the next write (at most a write more than it saw). Reads the index's statistics
-   * (~0.1 ms) only when a search came since the last write.
-   */
-  private async searchesOutweighCompaction(collectionId: string, table: lancedb.Table): Promise<boolean> {
-    const scans = this.searchScans.get(collectionId);
-    if (!scans || scans.uncounted === 0) return false;
-    const fullText = (await table.listIndices()).filter((index) => index.indexType === 'FTS');
-    const unindexed = (await Promise.all(fullText.map(async (index) => (await table.indexStats(index.name))?.numUnindexedRows ?? 0))).reduce((sum, rows) => sum + rows, 0);
-    scans.scannedRows += scans.uncounted * unindexed;
-    scans.uncounted = 0;
-    return scans.scannedRows >= SCANNED_ROWS_PER_TABLE_ROW * (await table.countRows());
-  }
-
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
   async compact(collectionId: string, table: lancedb.Table): Promise<void> {
-    this.writes.set(collectionId, 0);
-    this.searchScans.delete(collectionId);
-    this.searchedWhileWritten.delete(collectionId);
     await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
+    // Counted only once it is done: a failed one leaves the writes and searches that called for it
+    // counted, so the next write or search calls for it again. (Searches during it scanned rows it folded in.)
+    this.writes.set(collectionId, 0);
+    this.scannedRows.delete(collectionId);
+    this.searchedWhileWritten.delete(collectionId);
+    this.compactionMarks.set(collectionId, ++this.lastMark);
     this.rowsAtCompaction.set(collectionId, await table.countRows());
   }
 
@@ -278,19 +281,50 @@ export class TableMaintenance {
   }
 
   /**
-   * Run before every keyword search: counts it while writes since the table's last compaction wait
-   * (see SCANNED_ROWS_PER_TABLE_ROW: writes in this process compact earlier while the table is
-   * searched) and makes sure the table has its full-text indexes: they are created with the table;
-   * tables made without them get them here.
+   * Run before every keyword search of the table at `version`: makes sure the table has its full-text
+   * indexes (they are created with the table; tables made without them get them here) and, while
+   * writes of this process since its last compaction wait, counts the unindexed rows the search scans;
+   * the search whose scans tip SCANNED_ROWS_PER_TABLE_ROW queues the table's compaction behind the
+   * writes in progress and goes on (it scans the rows once more; the searches after it do not).
    */
-  async beforeKeywordSearch(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
-    if ((this.writes.get(collectionId) ?? 0) > 0) {
-      const scans = this.searchScans.get(collectionId);
-      if (scans) scans.uncounted++;
-      else this.searchScans.set(collectionId, { uncounted: 1, scannedRows: 0 });
+  async beforeKeywordSearch(collectionId: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<void> {
+    if (!this.ftsReady.has(collectionId)) await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
+    if ((this.writes.get(collectionId) ?? 0) === 0) return;
+    const { rows, unindexed } = await this.unindexedRows(collectionId, table, version);
+    const scanned = (this.scannedRows.get(collectionId) ?? 0) + unindexed;
+    this.scannedRows.set(collectionId, scanned);
+    if (unindexed === 0 || scanned < SCANNED_ROWS_PER_TABLE_ROW * rows || this.compactionQueued.has(collectionId)) return;
+    const markBefore = this.compactionMarks.get(collectionId);
+    let queued: Promise<void>;
+    try {
+      queued = this.exclusive(collectionId, async () => {
+        this.compactionQueued.delete(collectionId);
+        // A compaction since it was queued (a write's, an optimize) folded the rows in, or the table was dropped.
+        if (this.compactionMarks.get(collectionId) !== markBefore) return;
+        await this.compact(collectionId, table);
+        await this.upkeepVectorIndex(collectionId, table, false);
+      });
+    } catch {
+      return; // the index is closing: no more upkeep
     }
-    if (this.ftsReady.has(collectionId)) return;
-    await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
+    this.compactionQueued.add(collectionId);
+    queued.catch((error: unknown) => {
+      this.compactionQueued.delete(collectionId);
+      // The searches call for it again once they have scanned as much again (not at every search while it fails).
+      this.scannedRows.set(collectionId, 0);
+      this.onUpkeepError(collectionId, error);
+    });
+  }
+
+  /** The table's rows and those its full-text indexes lack, read once per table version (~0.1 ms). */
+  private async unindexedRows(collectionId: string, table: lancedb.Table, version: number): Promise<{ rows: number; unindexed: number }> {
+    const seen = this.unindexed.get(collectionId);
+    if (seen?.version === version) return seen;
+    const fullText = (await table.listIndices()).filter((index) => index.indexType === 'FTS');
+    const stats = await Promise.all(fullText.map((index) => table.indexStats(index.name)));
+    const read = { version, rows: await table.countRows(), unindexed: stats.reduce((sum, stat) => sum + (stat?.numUnindexedRows ?? 0), 0) };
+    this.unindexed.set(collectionId, read);
+    return read;
   }
 
   /** Creates the full-text indexes (BM25) on `columns` (fullTextColumns of the table's layout) a table lacks; the caller holds its lock. */
@@ -302,11 +336,14 @@ export class TableMaintenance {
     this.ftsReady.add(collectionId);
   }
 
-  /** The collection's table is gone: what was known of it goes too. */
+  /** The collection's table is gone: what was known of it goes too, and its compaction mark moves (compactions queued for it do nothing). */
   forget(collectionId: string): void {
     this.writes.delete(collectionId);
     this.rowsAtCompaction.delete(collectionId);
-    this.searchScans.delete(collectionId);
+    this.scannedRows.delete(collectionId);
+    this.unindexed.delete(collectionId);
+    this.compactionQueued.delete(collectionId);
+    this.compactionMarks.set(collectionId, ++this.lastMark);
     this.searchedWhileWritten.delete(collectionId);
     this.ftsReady.delete(collectionId);
     this.partitions.delete(collectionId);

@@ -15,6 +15,8 @@ export class LanceDbTables {
   private readonly layouts = new WeakMap<lancedb.Table, ChunkLayout>();
   /** The columns of each layout met, by its JSON. */
   private readonly schemas = new Map<string, Schema>();
+  /** Set once close() begins: no new write or upkeep is taken from then on (reads go on until it ends). */
+  private closing: Promise<void> | null = null;
   private closed = false;
 
   constructor(
@@ -88,9 +90,9 @@ export class LanceDbTables {
     if ((await this.db.tableNames()).includes(name)) await this.db.dropTable(name);
   }
 
-  /** Serializes writes to one collection's table within this process. */
+  /** Serializes writes to one collection's table within this process; refused once close() has begun. */
   exclusive<T>(collectionId: string, run: () => Promise<T>): Promise<T> {
-    this.assertOpen();
+    if (this.closing) throw new Error('LanceDbVectorIndex is closing');
     const previous = this.locks.get(collectionId) ?? Promise.resolve();
     const next = previous.then(run, run);
     const settled = next.then(
@@ -104,12 +106,26 @@ export class LanceDbTables {
     return next;
   }
 
-  /** Waits for running writes, then closes every handle and the connection. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    await Promise.allSettled([...this.locks.values()]);
+  /**
+   * Takes no more writes or upkeep, waits for those running or queued (a write may queue after
+   * another: a search's compaction behind the write in progress), then closes every handle and the
+   * connection, each as far as it can.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeWhenSettled();
+    return this.closing;
+  }
+
+  private async closeWhenSettled(): Promise<void> {
+    while (this.locks.size > 0) await Promise.allSettled([...this.locks.values()]);
     this.closed = true;
-    for (const pending of this.handles.values()) (await pending.catch(() => null))?.close();
+    for (const pending of this.handles.values()) {
+      try {
+        (await pending.catch(() => null))?.close();
+      } catch {
+        // A handle LanceDB cannot close now (a read still using it) is released with the connection.
+      }
+    }
     this.handles.clear();
     this.db.close();
   }
@@ -130,9 +146,11 @@ export class LanceDbTables {
       // A table made before the current layout is read and written in its own (see ChunkLayout):
       // without ENTITY_KEY_COLUMN its searches read chunk ids and its pages a column per field,
       // without KEYWORDS_COLUMN its keyword searches are two, with single-precision vectors they
-      // read twice the bytes (all slower); re-embedding the collection makes it again in the current one.
+      // read twice the bytes (all slower), with a `text` column beside KEYWORDS_COLUMN it stores its
+      // texts twice; re-embedding the collection makes it again in the current one.
       const keyed = names.has(ENTITY_KEY_COLUMN);
-      const layout: ChunkLayout = { keyed, keywords: keyed && names.has(KEYWORDS_COLUMN), precision: precisionOf(vector!.type as FixedSizeList) };
+      const keywords = keyed && names.has(KEYWORDS_COLUMN);
+      const layout: ChunkLayout = { keyed, keywords, textInKeywords: keywords && !names.has('text'), precision: precisionOf(vector!.type as FixedSizeList) };
       const missing = this.schemaOfLayout(layout).fields.map((field) => field.name).filter((name) => !names.has(name));
       if (missing.length > 0) {
         table.close();

@@ -11,6 +11,7 @@ import { whereClause } from './filters.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from './connection.js';
 import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-index.js';
 import { ivfPartitionsFor, vectorIndexPartitions } from './maintenance.js';
+import type { LanceDbTables } from './tables.js';
 import { ivfProbesFor } from './rankings.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
 import type { ChunkRecord, FilterGroup, ScoredChunk } from '../vector-index.js';
@@ -103,6 +104,15 @@ describe('LanceDbVectorIndex', () => {
       await first.add(id, [chunk(1, { text: 'persistent wombat' }), chunk(2)]);
       await first.close();
       await expect(first.count(id)).rejects.toThrow(/closed/);
+      // A read whose handle close() closes under it fails as the index does, not as LanceDB's "Table … is closed".
+      const reader = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      const tables = (reader as unknown as { tables: LanceDbTables }).tables;
+      await expect(
+        tables.read(id, 0, async (table) => {
+          await reader.close();
+          return table.countRows();
+        }),
+      ).rejects.toThrow(/^LanceDbVectorIndex is closed$/);
       const second = await LanceDbVectorIndex.open(dir, DIMENSIONS);
       expect(await second.count(id)).toBe(2);
       expect((await second.search(id, { strategy: 'keyword', text: 'wombat', limit: 5, offset: 0 })).map((r) => r.chunk.entityId)).toEqual(['entity-1']);

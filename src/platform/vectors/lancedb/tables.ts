@@ -41,6 +41,8 @@ export class LanceDbTables {
     try {
       return await run(table);
     } catch (error) {
+      // close() closed the handle under this read: say so as every later call does, not as LanceDB's "Table … is closed".
+      if (this.closed) throw new Error('LanceDbVectorIndex is closed', { cause: error });
       if (error instanceof ValidationError || !isNotFound(error)) throw error;
       this.forget(collectionId);
       const again = await this.existing(collectionId);

@@ -4,18 +4,24 @@ import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { JobQueue } from '../../platform/queue/queue.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
+import { Collection } from '../collections/collection.entity.js';
+import { SourceConnection } from '../connections/source-connection.entity.js';
 import { PendingCleanup } from './pending-cleanup.entity.js';
 import { rawCollectionPrefix, rawPrefix } from './raw-store.js';
 
 /** Queue for index and raw-data cleanup after a connection (or a whole collection) is deleted. */
 export const CLEANUP_QUEUE = 'cleanup';
 
-export interface CleanupRequest {
-  /** The PendingCleanup record, removed once done (absent in messages queued before there were records). */
-  id?: string;
+/** What a cleanup removes: a connection's chunks and raw data, or (no connection) a whole collection's. */
+export interface CleanupScope {
   collectionId: string;
   /** Null: the whole collection. */
   sourceConnectionId: string | null;
+}
+
+export interface CleanupRequest extends CleanupScope {
+  /** The PendingCleanup record, removed once done (absent in messages queued before there were records). */
+  id?: string;
 }
 
 /**
@@ -26,7 +32,7 @@ export function stageCleanup(
   em: Pick<EntityManager, 'persist'>,
   queue: JobQueue,
   logger: Pick<Logger, 'warn'>,
-  scope: { collectionId: string; sourceConnectionId: string | null },
+  scope: CleanupScope,
 ): () => Promise<void> {
   const pending = new PendingCleanup();
   pending.collectionId = scope.collectionId;
@@ -64,6 +70,23 @@ export class Cleanups {
       this.deps.logger.error({ err: error, cleanup: id, collectionId, sourceConnectionId }, 'cleanup failed; it is tried again on the next tick');
       throw error;
     }
+  }
+
+  /**
+   * After a run of a connection has ended, writes included: when the connection (or its collection)
+   * was deleted meanwhile, records and queues the cleanup of what the run wrote. A deletion waits at
+   * most 15 s for a run to stop (SourceConnectionService.stopSyncs); a run still writing after that (a
+   * batch behind a long compaction, a worker the cancel did not reach) added chunks and raw records
+   * after the deletion's own cleanup had run, or made a deleted collection's table again. Doing a
+   * cleanup twice is harmless: each is idempotent.
+   */
+  async afterRun(run: { collectionId: string; sourceConnectionId: string }): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    if ((await em.count(SourceConnection, { id: run.sourceConnectionId })) > 0) return;
+    const collectionGone = (await em.count(Collection, { id: run.collectionId })) === 0;
+    const queue = stageCleanup(em, this.deps.queue, this.deps.logger, { collectionId: run.collectionId, sourceConnectionId: collectionGone ? null : run.sourceConnectionId });
+    await em.flush();
+    await queue();
   }
 
   /**

@@ -36,6 +36,7 @@ export async function startWorker(core: Core): Promise<{ stop(): Promise<void> }
     blobs: core.blobs,
     maxEntities: config.syncMaxEntities,
     batchSize: config.syncBatchSize,
+    logger,
   });
   const worker = new SyncWorker(
     {

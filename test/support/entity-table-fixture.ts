@@ -55,7 +55,7 @@ export function noteRows(count: number, prefix = 'note'): EntityRow[] {
  */
 export async function pipelineOn(fixture: EntityTableFixture, entities: EntityStore = fixture.store): Promise<SyncPipeline> {
   const { core } = fixture.server.running;
-  return new SyncPipeline({ entities, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1 });
+  return new SyncPipeline({ entities, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1, logger: core.logger });
 }
 
 /** A run of the fixture's push connection over `items` as job `jobId`; `complete`: the source listed all it holds. */

@@ -42,7 +42,8 @@ class MemoryEntities {
 
 /**
  * An index that records the first entity of each batch written; `hold` makes the first write wait
- * until `open`, `failAt` fails that write (1 = the first), `writeMs` makes every write take so long.
+ * until `open`, `failAt` fails that write (1 = the first), `writeMs` makes every write take so long;
+ * `optimizeUntil` makes optimize() wait for it, then fail if it rejects.
  */
 class ScriptedIndex {
   readonly added: string[] = [];
@@ -55,7 +56,10 @@ class ScriptedIndex {
   });
   private writes = 0;
 
-  constructor(private readonly script: { hold?: boolean; failAt?: number; writeMs?: number }) {}
+  /** optimize() calls that have not ended. */
+  optimizing = 0;
+
+  constructor(private readonly script: { hold?: boolean; failAt?: number; writeMs?: number; optimizeUntil?: Promise<void> }) {}
 
   async add(_collection: string, chunks: ChunkRecord[]): Promise<void> {
     this.writes++;
@@ -72,6 +76,12 @@ class ScriptedIndex {
   async deleteEntities(): Promise<void> {}
   async optimize(): Promise<void> {
     this.optimized++;
+    this.optimizing++;
+    try {
+      await this.script.optimizeUntil;
+    } finally {
+      this.optimizing--;
+    }
   }
   open(): void {
     this.release();
@@ -86,7 +96,15 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pipeline-'));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  function start(options: { entities: MemoryEntities; index: ScriptedIndex; readAheadBytes: number; batches: number; entity?: (i: number) => SourceEntity; blobs?: BlobStore }) {
+  function start(options: {
+    entities: MemoryEntities;
+    index: ScriptedIndex;
+    readAheadBytes: number;
+    batches: number;
+    entity?: (i: number) => SourceEntity;
+    blobs?: BlobStore;
+    warnings?: unknown[];
+  }) {
     let embedded = 0;
     const embedder: Embedder = {
       modelName: 'test',
@@ -105,6 +123,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
       maxEntities: 10_000,
       batchSize,
       readAheadBytes: options.readAheadBytes,
+      logger: { warn: (fields: unknown) => options.warnings?.push(fields) },
     });
     const entity = options.entity ?? ((i: number) => stubEntity(i, settings));
     const running = pipeline.run({
@@ -198,8 +217,25 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     expect(index.added).toEqual(firstOfEachBatch(1));
     // The first batch's rows are written (its chunks were); none after it.
     expect(entities.upserted).toEqual(firstOfEachBatch(1));
-    // What reached the index is optimized before the run ends: its full-text index must not wait for the next write.
+    // What reached the index is optimized as the run ends: its full-text index must not wait for the next write.
     expect(index.optimized).toBe(1);
+  });
+
+  test('a run ends without waiting for the optimize it leaves running, and a failed optimize is logged', async () => {
+    let failOptimize!: (error: Error) => void;
+    const optimizeUntil = new Promise<void>((_, reject) => {
+      failOptimize = reject;
+    });
+    const warnings: unknown[] = [];
+    const index = new ScriptedIndex({ optimizeUntil });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 3, warnings });
+    expect((await run.running).inserted).toBe(3 * batchSize);
+    expect([index.optimized, index.optimizing]).toEqual([1, 1]);
+    expect(warnings).toEqual([]);
+    failOptimize(new Error('compaction failed'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(index.optimizing).toBe(0);
+    expect(warnings).toEqual([{ collectionId: 'collection', err: 'compaction failed' }]);
   });
 
   test('a failure before anything reached the index leaves it alone', async () => {

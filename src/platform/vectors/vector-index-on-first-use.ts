@@ -41,5 +41,9 @@ export class VectorIndexOnFirstUse implements VectorIndex {
     return (await this.open()).optimize(collectionId);
   }
 
+  async settled(collectionId: string): Promise<void> {
+    return (await this.open()).settled(collectionId);
+  }
+
   async close(): Promise<void> {}
 }

@@ -100,6 +100,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedVect
         await index.deleteEntities(id, 'conn-1', ['a']);
         await index.deleteSourceConnection(id, 'conn-1');
         await index.optimize(id);
+        await index.settled(id);
         await index.deleteCollection(id);
         expect(await index.count(id)).toBe(0);
       });

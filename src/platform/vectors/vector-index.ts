@@ -145,5 +145,10 @@ export interface VectorIndex {
   list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]>;
   /** Compacts and refreshes keyword indexes; called after a sync's writes. */
   optimize(collectionId: string): Promise<void>;
+  /**
+   * Resolves once the writes and upkeep already asked of the collection have ended, failed or not (a
+   * sync's end leaves its optimize running: see SyncPipeline.optimizeInBackground).
+   */
+  settled(collectionId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -321,6 +321,9 @@ export class WeaviateVectorIndex implements VectorIndex {
     this.assertOpen();
   }
 
+  /** Every write has ended when its call returns. */
+  async settled(_collectionId: string): Promise<void> {}
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -15,7 +15,7 @@ import type { LanceDbTables } from './tables.js';
 import { ivfProbesFor } from './rankings.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
 import type { ChunkRecord, FilterGroup, ScoredChunk } from '../vector-index.js';
-import { useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
+import { markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
 
 const DIMENSIONS = 16;
 /** A cache cap far below what a 3,000-row table's indexes take. */
@@ -87,6 +87,18 @@ describe('LanceDbVectorIndex', () => {
       `((entity_id = 'o''k')) OR ((array_has(breadcrumb_names, 'a') OR array_has(breadcrumb_names, 'b''')) AND ` +
         `(updated_at IS NULL OR updated_at <> arrow_cast(1704067200000, 'Timestamp(Millisecond, Some("UTC"))')))`,
     );
+  });
+
+  test('settled() resolves once the writes and the optimize asked before it have ended (a sync leaves its optimize running)', async () => {
+    const id = randomUUID();
+    for (let write = 0; write < 3; write++) await lance.index.add(id, markedWrite(DIMENSIONS, write, 50));
+    expect(await unindexedFullTextRows(lance.directory, id)).toBe(150);
+    const writing = lance.index.add(id, markedWrite(DIMENSIONS, 3, 50));
+    const optimizing = lance.index.optimize(id);
+    await lance.index.settled(id);
+    expect(await unindexedFullTextRows(lance.directory, id)).toBe(0);
+    expect(await lance.index.count(id)).toBe(200);
+    await Promise.all([writing, optimizing]);
   });
 
   test('keyword search matches the name as well as the text', async () => {

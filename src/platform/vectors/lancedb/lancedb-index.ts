@@ -115,6 +115,11 @@ export class LanceDbVectorIndex implements VectorIndex {
     });
   }
 
+  async settled(collectionId: string): Promise<void> {
+    // The table's lock runs work in the order asked: an empty turn comes after all of it.
+    await this.tables.exclusive(collectionId, async () => undefined).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     await this.tables.close();
   }

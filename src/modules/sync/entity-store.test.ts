@@ -70,4 +70,27 @@ describe.each<Deployment>(['embedded', 'servers'])('the entity table written in 
     expect(pages.slice(0, -1).every((page) => page.length === 3)).toBe(true);
     expect(pages.flat().sort()).toEqual([...AWKWARD, 'new one'].filter((id) => id !== '{braced}' && id !== 'NULL').sort());
   });
+
+  test('instants from year 1 BC to 10000, and none, are stored as the instants given', async () => {
+    const { store, connectionId, collectionId } = table;
+    const instants = ['0000-06-15T12:00:00.000Z', '0001-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z', '+010000-01-01T00:00:00.001Z'].map((iso) => new Date(iso));
+    await store.upsert(
+      connectionId,
+      collectionId,
+      jobId,
+      instants.map((instant, i) => row(`when-${i}`, { sourceCreatedAt: instant, sourceUpdatedAt: i % 2 ? null : instant })),
+    );
+    // Read as milliseconds since 1970 (the driver's Date parsing does not read BC).
+    const millis = await table.server.running.core.database.orm.em
+      .getConnection()
+      .execute<{ entity_id: string; created: string; updated: string | null }[]>(
+        `select entity_id, (extract(epoch from source_created_at) * 1000)::bigint::text as created, (extract(epoch from source_updated_at) * 1000)::bigint::text as updated
+         from entities where source_connection_id = ? and entity_id like 'when-%'`,
+        [table.connectionId],
+      );
+    const byId = new Map(millis.map((r) => [r.entity_id, r]));
+    for (const [i, instant] of instants.entries()) {
+      expect(byId.get(`when-${i}`)).toEqual({ entity_id: `when-${i}`, created: String(instant.getTime()), updated: i % 2 ? null : String(instant.getTime()) });
+    }
+  });
 });

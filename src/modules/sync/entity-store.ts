@@ -1,4 +1,5 @@
 import { CompiledQuery, type Transaction } from 'kysely';
+import { integerArray, textArray, timestampArray } from '../../platform/db/array-literal.js';
 import type { Orm } from '../../platform/db/database.js';
 
 export interface EntityRow {
@@ -20,9 +21,10 @@ export interface EntityRow {
  *
  * The statements go to the driver with bound parameters (`$1`), not through the ORM's `execute`: that
  * one writes each value into the SQL text as an escaped literal, character by character, which cost
- * about 25 ms of CPU per 2,000-row batch, and the database then scans it again as SQL. The `pg`
- * driver sends a JavaScript array as an array literal; PostgreSQL parses it element by element into
- * the column's type, which in PGlite costs less than parsing the whole batch as one jsonb document.
+ * about 25 ms of CPU per 2,000-row batch, and the database then scans it again as SQL. Each column
+ * goes as an array literal (see array-literal.ts, which makes it with less work than the driver);
+ * PostgreSQL parses it element by element into the column's type, which in PGlite costs less than
+ * parsing the whole batch as one jsonb document.
  */
 export class EntityStore {
   constructor(private readonly orm: Orm) {}
@@ -65,7 +67,7 @@ export class EntityStore {
     if (entityIds.length === 0) return new Map();
     const { rows } = await this.query<{ entity_id: string; content_hash: string }>(
       'select entity_id, content_hash from entities where source_connection_id = $1 and entity_id = any($2::text[])',
-      [sourceConnectionId, entityIds],
+      [sourceConnectionId, textArray(entityIds)],
     );
     return new Map(rows.map((row) => [row.entity_id, row.content_hash]));
   }
@@ -89,15 +91,15 @@ export class EntityStore {
         sourceConnectionId,
         collectionId,
         jobId,
-        rows.map((row) => row.entityId),
-        rows.map((row) => row.entityType),
-        rows.map((row) => row.name),
-        rows.map((row) => row.contentHash),
-        rows.map((row) => row.chunkCount),
-        rows.map((row) => JSON.stringify(row.breadcrumbs)),
-        rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields))),
-        rows.map((row) => row.sourceCreatedAt),
-        rows.map((row) => row.sourceUpdatedAt),
+        textArray(rows.map((row) => row.entityId)),
+        textArray(rows.map((row) => row.entityType)),
+        textArray(rows.map((row) => row.name)),
+        textArray(rows.map((row) => row.contentHash)),
+        integerArray(rows.map((row) => row.chunkCount)),
+        textArray(rows.map((row) => JSON.stringify(row.breadcrumbs))),
+        textArray(rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields)))),
+        timestampArray(rows.map((row) => row.sourceCreatedAt)),
+        timestampArray(rows.map((row) => row.sourceUpdatedAt)),
       ],
       { connectionGuard: sourceConnectionId },
     );
@@ -105,7 +107,7 @@ export class EntityStore {
 
   async delete(sourceConnectionId: string, entityIds: string[]): Promise<number> {
     if (entityIds.length === 0) return 0;
-    const { affected } = await this.query('delete from entities where source_connection_id = $1 and entity_id = any($2::text[])', [sourceConnectionId, entityIds]);
+    const { affected } = await this.query('delete from entities where source_connection_id = $1 and entity_id = any($2::text[])', [sourceConnectionId, textArray(entityIds)]);
     return affected;
   }
 

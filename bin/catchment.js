@@ -21,14 +21,23 @@ import { buildIsCurrent } from './build-inputs.js';
 const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
 /**
- * V8's young generation, capped at 4 MiB per semi-space unless the operator chose a size: a sync's
- * short-lived objects otherwise grew it to tens of MiB that stay committed. Peak of a 100,000-entity
- * sync while searching 759-761 MiB against 841-880, at the same rate (bench:memory). A heap size is
- * read when V8 starts, so it joins the same restart.
+ * V8 heap settings, each unless the operator gave it (on the command line, or in NODE_OPTIONS where
+ * Node allows it). V8 reads them when it starts, so they join the same restart.
+ * - --max-semi-space-size=4: the young generation capped at 4 MiB per semi-space: a sync's short-lived
+ *   objects otherwise grew it to tens of MiB that stay committed. Peak of a 100,000-entity sync while
+ *   searching 759-761 MiB against 841-880, at the same rate (bench:memory).
+ * - --heap-growing-percent=50: after a full collection the old generation may grow by half of what
+ *   survived before the next one, where V8 otherwise lets a fast-allocating process grow it up to
+ *   fourfold (committed pages it keeps). Peak of a 100,000-entity sync while searching 663-697 MiB
+ *   against 722-768 (bench:memory, 4 and 6 runs, one sitting), for ~7 % of the sync's rate and ~10 % more
+ *   CPU an entity; at 75: 687-710 MiB at the same rate, at 100: 706-712 (README, Memory benchmark).
+ *   Node refuses this one in NODE_OPTIONS: it goes on the command line (`node --heap-growing-percent=…`).
  */
-const SEMI_SPACE_OPTION = '--max-semi-space-size';
+const V8_DEFAULTS = { '--max-semi-space-size': '4', '--heap-growing-percent': '50' };
 const nodeOptions = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-const v8Unset = nodeOptions.some((option) => option.startsWith(SEMI_SPACE_OPTION)) ? [] : [`${SEMI_SPACE_OPTION}=4`];
+const v8Unset = Object.entries(V8_DEFAULTS)
+  .filter(([option]) => !nodeOptions.some((given) => given.startsWith(option)))
+  .map(([option, value]) => `${option}=${value}`);
 if (process.platform === 'linux' && mallocUnset.length + v8Unset.length > 0 && typeof process.execve === 'function') {
   process.execve(process.execPath, [process.execPath, ...v8Unset, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(mallocUnset) });
 }

@@ -66,11 +66,11 @@ describe('the compiled build (bin/build-inputs.js)', () => {
 });
 
 describe('bin/catchment.js', () => {
-  test('restarts itself in place (same pid, same Node options) with its malloc settings and young-generation cap, each unless the environment or the Node options set it', async () => {
-    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, semiSpace: process.execArgv.find((option) => option.startsWith('--max-semi-space-size')) ?? null }))`;
-    const run = (env: Record<string, string>) =>
-      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null; semiSpace: string | null }[]>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  test('restarts itself in place (same pid, same Node options) with its malloc settings and V8 heap settings, each unless the environment or the Node options set it', async () => {
+    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, semiSpace: process.execArgv.find((option) => option.startsWith('--max-semi-space-size')) ?? null, growing: process.execArgv.find((option) => option.startsWith('--heap-growing-percent')) ?? null }))`;
+    const run = (env: Record<string, string>, nodeArguments: string[] = []) =>
+      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null; semiSpace: string | null; growing: string | null }[]>((resolve, reject) => {
+        const child = spawn(process.execPath, [...nodeArguments, '--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
         let stdout = '';
         child.stdout.on('data', (chunk) => (stdout += chunk));
         child.on('error', reject);
@@ -78,16 +78,17 @@ describe('bin/catchment.js', () => {
       });
     const [first, second, ...more] = await run({});
     expect(more).toEqual([]);
-    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, semiSpace: null });
-    expect(second).toEqual({ pid: first!.pid, arenas: '2', mmapThreshold: '131072', semiSpace: '--max-semi-space-size=4' });
+    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, semiSpace: null, growing: null });
+    const defaults = { arenas: '2', mmapThreshold: '131072', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50' };
+    expect(second).toEqual({ pid: first!.pid, ...defaults });
     const [kept, completed] = await run({ MALLOC_ARENA_MAX: '4' });
-    expect(completed).toEqual({ pid: kept!.pid, arenas: '4', mmapThreshold: '131072', semiSpace: '--max-semi-space-size=4' });
-    // Everything set by the operator: no restart, and the operator's young-generation size stays.
-    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=16' })).toEqual([
-      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null },
+    expect(completed).toEqual({ pid: kept!.pid, ...defaults, arenas: '4' });
+    // Everything set by the operator: no restart, and the operator's heap settings stay.
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=16' }, ['--heap-growing-percent=100'])).toEqual([
+      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null, growing: '--heap-growing-percent=100' },
     ]);
-    // Only the malloc settings set: the restart adds the cap alone.
+    // Only the malloc settings set: the restart adds the heap settings alone.
     const [before, after] = await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' });
-    expect(after).toEqual({ pid: before!.pid, arenas: '4', mmapThreshold: '65536', semiSpace: '--max-semi-space-size=4' });
+    expect(after).toEqual({ pid: before!.pid, arenas: '4', mmapThreshold: '65536', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50' });
   });
 });

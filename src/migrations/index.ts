@@ -11,6 +11,7 @@ import { Migration20261124030000_operator_app_token_url } from './Migration20261
 import { Migration20261124040000_entities_key } from './Migration20261124040000_entities_key.js';
 import { Migration20261124050000_entities_connection_trigger } from './Migration20261124050000_entities_connection_trigger.js';
 import { Migration20261125000000_pending_cleanups } from './Migration20261125000000_pending_cleanups.js';
+import { Migration20261125100000_index_optimized_at } from './Migration20261125100000_index_optimized_at.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -28,4 +29,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261124040000_entities_key', class: Migration20261124040000_entities_key },
   { name: 'Migration20261124050000_entities_connection_trigger', class: Migration20261124050000_entities_connection_trigger },
   { name: 'Migration20261125000000_pending_cleanups', class: Migration20261125000000_pending_cleanups },
+  { name: 'Migration20261125100000_index_optimized_at', class: Migration20261125100000_index_optimized_at },
 ];

@@ -75,6 +75,8 @@ export function runOn(fixture: EntityTableFixture, jobId: string, items: SourceI
       })(),
     },
     orphansPossible: false,
+    optimizeOwed: false,
+    onIndexOptimized: async () => undefined,
     signal: new AbortController().signal,
     onProgress: async () => undefined,
   };

@@ -104,6 +104,9 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     entity?: (i: number) => SourceEntity;
     blobs?: BlobStore;
     warnings?: unknown[];
+    optimizeOwed?: boolean;
+    /** Counts the run's onIndexOptimized calls. */
+    marks?: { count: number };
   }) {
     let embedded = 0;
     const embedder: Embedder = {
@@ -141,6 +144,10 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
         })(),
       },
       orphansPossible: false,
+      optimizeOwed: options.optimizeOwed ?? false,
+      onIndexOptimized: async () => {
+        if (options.marks) options.marks.count++;
+      },
       signal: new AbortController().signal,
       onProgress: async () => undefined,
     });
@@ -221,21 +228,48 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     expect(index.optimized).toBe(1);
   });
 
-  test('a run ends without waiting for the optimize it leaves running, and a failed optimize is logged', async () => {
+  test('a run ends without waiting for the optimize it leaves running; a failed optimize is logged and not recorded done', async () => {
     let failOptimize!: (error: Error) => void;
     const optimizeUntil = new Promise<void>((_, reject) => {
       failOptimize = reject;
     });
     const warnings: unknown[] = [];
+    const marks = { count: 0 };
     const index = new ScriptedIndex({ optimizeUntil });
-    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 3, warnings });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 3, warnings, marks });
     expect((await run.running).inserted).toBe(3 * batchSize);
-    expect([index.optimized, index.optimizing]).toEqual([1, 1]);
+    expect([index.optimized, index.optimizing, marks.count]).toEqual([1, 1, 0]);
     expect(warnings).toEqual([]);
-    failOptimize(new Error('compaction failed'));
+    const failure = new Error('compaction failed');
+    failOptimize(failure);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(index.optimizing).toBe(0);
-    expect(warnings).toEqual([{ collectionId: 'collection', err: 'compaction failed' }]);
+    expect([index.optimizing, marks.count]).toEqual([0, 0]);
+    expect(warnings).toEqual([{ collectionId: 'collection', err: failure }]);
+  });
+
+  test('an optimize that ends is recorded done then; a run with nothing to optimize records it at its end, unless the one before still owes one', async () => {
+    let endOptimize!: () => void;
+    const optimizeUntil = new Promise<void>((resolve) => {
+      endOptimize = resolve;
+    });
+    const marks = { count: 0 };
+    const writing = new ScriptedIndex({ optimizeUntil });
+    await start({ entities: new MemoryEntities(), index: writing, readAheadBytes: 64 * 2 ** 20, batches: 2, marks }).running;
+    expect(marks.count).toBe(0);
+    endOptimize();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(marks.count).toBe(1);
+
+    // Nothing read, nothing written.
+    const idle = new ScriptedIndex({});
+    const quiet = { count: 0 };
+    await start({ entities: new MemoryEntities(), index: idle, readAheadBytes: 64 * 2 ** 20, batches: 0, marks: quiet }).running;
+    expect([idle.optimized, quiet.count]).toEqual([0, 1]);
+    const owing = new ScriptedIndex({});
+    const paid = { count: 0 };
+    await start({ entities: new MemoryEntities(), index: owing, readAheadBytes: 64 * 2 ** 20, batches: 0, marks: paid, optimizeOwed: true }).running;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([owing.optimized, paid.count]).toEqual([1, 1]);
   });
 
   test('a failure before anything reached the index leaves it alone', async () => {

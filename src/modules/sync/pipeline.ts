@@ -51,6 +51,13 @@ export interface PipelineRun {
    * entity table does not know (killed between the index write and the table write).
    */
   orphansPossible: boolean;
+  /**
+   * The previous run completed, but the index optimize it left running is not recorded as done (its
+   * process stopped during it): this run optimizes at its end whatever it writes.
+   */
+  optimizeOwed: boolean;
+  /** Once the run owes the index nothing: at its end when it has nothing to optimize, else once its optimize has ended. */
+  onIndexOptimized(): Promise<void>;
   signal: AbortSignal;
   /** After each committed batch: the counts so far, and how many of the source's items (from the first) are committed. */
   onProgress(counts: SyncCounts, committedItems: number): Promise<void>;
@@ -210,7 +217,7 @@ export class SyncPipeline {
       // search would scan them until then. A cancelled one (or a worker shutting down) is not
       // optimized: the keyword searches that scan its rows queue their compaction once they have cost
       // as much (SCANNED_ROWS_PER_TABLE_ROW), and the connection's next run optimizes at its end.
-      if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) this.optimizeInBackground(run.collectionId);
+      if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
       throw error;
     }
     let stored = await this.deps.entities.count(run.sourceConnectionId);
@@ -223,7 +230,8 @@ export class SyncPipeline {
     }
     await raw.compactIfWasteful(stored);
     // A run that left the index as the previous, complete, run had optimized it has nothing to optimize.
-    if (this.vectorsEnabled(run.config) && (index.written || run.orphansPossible)) this.optimizeInBackground(run.collectionId);
+    if (this.vectorsEnabled(run.config) && (index.written || run.orphansPossible || run.optimizeOwed)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
+    else await run.onIndexOptimized();
     return counts;
   }
 
@@ -233,13 +241,15 @@ export class SyncPipeline {
    * are written, searches read those not yet indexed one by one until the optimize ends (nothing
    * missed, only slower), and the collection's next writes wait behind it (the index's per-table lock). It
    * took 1.6–2.6 s of a 100,000-entity sync's 8 s and tens of seconds at 1,000,000, which its job's
-   * COMPLETED, its `sync.completed` webhook and the worker's slot waited for. A failure is logged: the
-   * searches that scan the rows and the connection's next run compact them.
+   * COMPLETED, its `sync.completed` webhook and the worker's slot waited for. `onOptimized` records it
+   * done (SyncJob.indexOptimizedAt); one not done (failed, skipped as the index closes, or its process
+   * stopped) is owed: the connection's next run and the worker's next start do it.
    */
-  private optimizeInBackground(collectionId: string): void {
-    this.deps.vectors.optimize(collectionId).catch((error: unknown) =>
-      this.deps.logger.warn({ collectionId, err: error instanceof Error ? error.message : String(error) }, "optimizing the collection's index after a sync failed; the searches that scan its new rows and its next sync compact them"),
-    );
+  optimizeInBackground(collectionId: string, onOptimized: () => Promise<void>): void {
+    this.deps.vectors
+      .optimize(collectionId)
+      .then(onOptimized)
+      .catch((error: unknown) => this.deps.logger.warn({ collectionId, err: error }, "the collection's index optimize after a sync was not done; the connection's next run or the worker's next start does it"));
   }
 
   /** The end of a complete run: what the connection stores and the run did not meet goes. How many rows went. */

@@ -26,6 +26,7 @@ export class SyncJob {
     | 'startedAt'
     | 'completedAt'
     | 'heartbeatAt'
+    | 'indexOptimizedAt'
     | 'cancelRequestedAt'
     | 'entitiesInserted'
     | 'entitiesUpdated'
@@ -75,6 +76,14 @@ export class SyncJob {
   /** Refreshed by the worker while it runs the job; the janitor watches it. */
   @Property({ type: 'datetime', nullable: true })
   heartbeatAt: Date | null = null;
+
+  /**
+   * When the index optimize the run left running after it ended was done, or found nothing to do. A
+   * completed job without it owes one (its process stopped during it): the connection's next run and
+   * the worker's start do it (see SyncPipeline.optimizeInBackground).
+   */
+  @Property({ type: 'datetime', nullable: true })
+  indexOptimizedAt: Date | null = null;
 
   @Property({ type: 'datetime', nullable: true })
   cancelRequestedAt: Date | null = null;

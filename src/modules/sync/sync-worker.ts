@@ -17,6 +17,7 @@ import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest, Cleanups } from './cleanup.js';
 import { RunCheckpoints } from './checkpoints.js';
 import { runContext, type RunContextDependencies } from './run-context.js';
+import { OwedOptimizes } from './owed-optimizes.js';
 import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 import { SyncJob } from './sync-job.entity.js';
@@ -52,6 +53,7 @@ export class SyncWorker {
   private timers: NodeJS.Timeout[] = [];
   private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
   private readonly cleanups: Cleanups;
+  private readonly optimizes: OwedOptimizes;
 
   constructor(
     private readonly deps: {
@@ -77,6 +79,7 @@ export class SyncWorker {
     private readonly options: SyncWorkerOptions,
   ) {
     this.cleanups = new Cleanups(deps);
+    this.optimizes = new OwedOptimizes(deps);
   }
 
   async start(): Promise<void> {
@@ -93,6 +96,7 @@ export class SyncWorker {
     // Jobs queued in memory before a restart are lost with it: queue the waiting ones again.
     await this.queueWaiting();
     await this.cleanups.queuePending();
+    await this.optimizes.startLeft();
     const tick = () => {
       if (this.ticking) return; // the previous look is still going
       this.ticking = Promise.all([
@@ -292,6 +296,8 @@ export class SyncWorker {
       config,
       source,
       orphansPossible: previous !== undefined && previous.status !== 'COMPLETED',
+      optimizeOwed: previous?.status === 'COMPLETED' && previous.indexOptimizedAt === null,
+      onIndexOptimized: () => this.optimizes.markDone([job.id]),
       signal,
       onProgress: async (progress, committedItems) => {
         // Stored with the batch that committed every item yielded before it (unless cursors are not to move);

@@ -101,6 +101,26 @@ describe('LanceDbVectorIndex', () => {
     await Promise.all([writing, optimizing]);
   });
 
+  test('an optimize asked before close() began but not started by then is left undone (rejected), and close() does not wait for it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-closing-'));
+    try {
+      const id = randomUUID();
+      const index = await LanceDbVectorIndex.open(dir, DIMENSIONS);
+      for (let write = 0; write < 3; write++) await index.add(id, markedWrite(DIMENSIONS, write, 50));
+      const writing = index.add(id, markedWrite(DIMENSIONS, 3, 50));
+      const optimizing = index.optimize(id).then(
+        () => 'optimized',
+        (error: Error) => error.message,
+      );
+      await index.close();
+      await writing;
+      expect(await optimizing).toBe('LanceDbVectorIndex is closing: the optimize is left undone');
+      expect(await unindexedFullTextRows(dir, id)).toBe(200);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('keyword search matches the name as well as the text', async () => {
     const id = randomUUID();
     await lance.index.add(id, [chunk(1, { name: 'Capybara handbook', text: 'nothing special' }), chunk(2, { text: 'capybara sighting' }), chunk(3)]);

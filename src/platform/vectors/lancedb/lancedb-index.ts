@@ -108,6 +108,9 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   async optimize(collectionId: string): Promise<void> {
     await this.tables.exclusive(collectionId, async () => {
+      // Asked before close() began, not started yet: close() would wait for all of it (tens of seconds at a
+      // million rows). Left undone, it is owed (SyncJob.indexOptimizedAt): the worker's next start does it.
+      if (this.tables.isClosing()) throw new Error('LanceDbVectorIndex is closing: the optimize is left undone');
       const table = await this.tables.existing(collectionId);
       if (!table) return;
       await this.maintenance.compact(collectionId, table);
@@ -116,8 +119,12 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   async settled(collectionId: string): Promise<void> {
-    // The table's lock runs work in the order asked: an empty turn comes after all of it.
-    await this.tables.exclusive(collectionId, async () => undefined).catch(() => undefined);
+    try {
+      // The table's lock runs work in the order asked: an empty turn comes after all of it.
+      await this.tables.exclusive(collectionId, async () => undefined);
+    } catch {
+      // Closing: close() itself waits for what was asked.
+    }
   }
 
   async close(): Promise<void> {

@@ -108,6 +108,11 @@ export class LanceDbTables {
     return next;
   }
 
+  /** Whether close() has begun: work already queued still runs, unless it checks this first. */
+  isClosing(): boolean {
+    return this.closing !== null;
+  }
+
   /**
    * Takes no more writes or upkeep, waits for those running or queued (a write may queue after
    * another: a search's compaction behind the write in progress), then closes every handle and the

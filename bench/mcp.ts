@@ -31,7 +31,7 @@ const server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_
 const mcp = new Client({ name: 'bench-mcp', version: '1.0.0' });
 try {
   const call = api(server.url, server.apiKey);
-  await call('POST', '/collections', { name: 'Bench', readable_id: 'bench' });
+  const collectionId: string = (await call('POST', '/collections', { name: 'Bench', readable_id: 'bench' })).body.id;
   const connection = (
     await call('POST', '/source-connections', {
       short_name: 'stub',
@@ -43,6 +43,8 @@ try {
   const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
   const synced = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'], 30 * 60_000);
   if (synced.status !== 'COMPLETED') throw new Error(`sync failed: ${JSON.stringify(synced)}`);
+  // The index optimize the sync's end leaves running after COMPLETED: measured after it, as before it moved there.
+  await (await server.running.core.vectors()).settled(collectionId);
 
   await mcp.connect(new StreamableHTTPClientTransport(new URL('/mcp', server.url), { requestInit: { headers: { 'x-api-key': server.apiKey } } }));
   const headers = { 'x-api-key': server.apiKey, 'content-type': 'application/json' };

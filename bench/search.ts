@@ -126,7 +126,10 @@ async function build(server: TestServer, dataDir: string | undefined): Promise<P
   const t0 = performance.now();
   const collection = (await call('POST', '/collections', { name: 'Bench search', readable_id: READABLE_ID })).body;
   const connectionId = zipf ? await pushZipfCorpus(call, READABLE_ID, entityCount) : await syncStubCorpus(call, READABLE_ID, config);
-  const chunks = await (await server.running.core.vectors()).count(collection.id);
+  const vectors = await server.running.core.vectors();
+  // The index optimize the sync's end leaves running after COMPLETED: measured after it, as before it moved there.
+  await vectors.settled(collection.id);
+  const chunks = await vectors.count(collection.id);
   const prepared: Prepared = {
     entities: entityCount,
     config: datasetConfig,

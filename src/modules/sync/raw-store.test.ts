@@ -119,3 +119,17 @@ test('compaction rewrites the live records once superseded lines outnumber them,
   await writer.write([entity('e0', 'version 9')], []);
   expect((await replayed(new RawStore(blobs, 'c1', 's1'))).get('e0')!.text).toBe('version 9');
 });
+
+test('a write whose file fails returns only once its other files have ended, with the first failure', async () => {
+  let landed = 0;
+  const failing = Object.create(blobs) as FileBlobStore;
+  failing.put = async (key, bytes) => {
+    if (String(bytes) === 'bad') throw new Error('disk full');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await blobs.put(key, bytes);
+    landed++;
+  };
+  const store = new RawStore(failing, 'collection', 'connection');
+  await expect(store.write([entity('first', 'x', Buffer.from('bad')), entity('second', 'y', Buffer.from('2')), entity('third', 'z', Buffer.from('3'))], [])).rejects.toThrow('disk full');
+  expect(landed).toBe(2);
+});

@@ -108,14 +108,14 @@ export class RawStore {
     }
     for (const entityId of deletions) lines.push({ deleted: entityId });
     // The files first: a record in a pack finds its file.
-    await Promise.all(files);
+    await allEnded(files);
     await this.appendPack(lines);
     if (deletions.length) await this.deleteFiles(deletions);
   }
 
   private async deleteFiles(entityIds: string[]): Promise<void> {
     this.hasFiles ??= await this.any(`${this.prefix}/files`);
-    if (this.hasFiles) await Promise.all(entityIds.map((id) => this.blobs.delete(this.fileKey(id))));
+    if (this.hasFiles) await allEnded(entityIds.map((id) => this.blobs.delete(this.fileKey(id))));
   }
 
   /** The newest record of every entity not deleted, newest pack first, then the earlier layout's files. */
@@ -188,4 +188,14 @@ export class RawStore {
     for (const pack of packs) await this.blobs.delete(pack.key);
     this.packs = this.packs!.filter((pack) => !packs.includes(pack));
   }
+}
+
+/**
+ * Waits for every write, then throws the first failure: with Promise.all a failure returned while other
+ * writes still ran, and the run could end (and a cleanup of its connection run) before they landed.
+ */
+async function allEnded(writes: Promise<void>[]): Promise<void> {
+  const ended = await Promise.allSettled(writes);
+  const failed = ended.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }

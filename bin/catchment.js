@@ -34,9 +34,10 @@ const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.e
  *   Node refuses this one in NODE_OPTIONS: it goes on the command line (`node --heap-growing-percent=…`).
  */
 const V8_DEFAULTS = { '--max-semi-space-size': '4', '--heap-growing-percent': '50' };
-const nodeOptions = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+// By name, as V8 reads it: `--max_semi_space_size=16` names the same option.
+const givenOptions = new Set([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((option) => option.split('=')[0].replaceAll('_', '-')));
 const v8Unset = Object.entries(V8_DEFAULTS)
-  .filter(([option]) => !nodeOptions.some((given) => given.startsWith(option)))
+  .filter(([option]) => !givenOptions.has(option))
   .map(([option, value]) => `${option}=${value}`);
 if (process.platform === 'linux' && mallocUnset.length + v8Unset.length > 0 && typeof process.execve === 'function') {
   process.execve(process.execPath, [process.execPath, ...v8Unset, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(mallocUnset) });

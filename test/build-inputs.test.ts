@@ -87,6 +87,10 @@ describe('bin/catchment.js', () => {
     expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=16' }, ['--heap-growing-percent=100'])).toEqual([
       { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null, growing: '--heap-growing-percent=100' },
     ]);
+    // An option named V8's other way (underscores) is the operator's too.
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max_semi_space_size=16' }, ['--heap_growing_percent=100'])).toEqual([
+      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null, growing: null },
+    ]);
     // Only the malloc settings set: the restart adds the heap settings alone.
     const [before, after] = await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' });
     expect(after).toEqual({ pid: before!.pid, arenas: '4', mmapThreshold: '65536', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50' });

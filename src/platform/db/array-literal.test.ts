@@ -22,4 +22,7 @@ test('instants: ISO 8601 in UTC within years 1-9999, the full year beyond, BC be
   expect(timestampText(new Date('-000044-03-15T00:00:00.000Z'))).toBe('0045-03-15T00:00:00.000+00:00 BC');
   expect(() => timestampText(new Date(Number.NaN))).toThrow(RangeError);
   expect(timestampArray([new Date(0), null])).toBe('{"1970-01-01T00:00:00.000Z",NULL}');
+  // What the types rule out but a connector's JavaScript may give: NULL, as the pg driver made it.
+  expect(timestampArray([undefined as unknown as null])).toBe('{NULL}');
+  expect(textArray([undefined as unknown as null])).toBe('{NULL}');
 });

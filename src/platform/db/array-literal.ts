@@ -13,9 +13,10 @@ const ESCAPED = /[\\"]/g;
 export function textArray(values: readonly (string | null)[]): string {
   let literal = '{';
   for (let i = 0; i < values.length; i++) {
-    const value = values[i]!;
+    const value = values[i];
     if (i > 0) literal += ',';
-    literal += value === null ? 'NULL' : `"${value.replace(ESCAPED, '\\$&')}"`;
+    // `== null`: an undefined that slipped past the types is NULL, as the driver made it.
+    literal += value == null ? 'NULL' : `"${value.replace(ESCAPED, '\\$&')}"`;
   }
   return `${literal}}`;
 }
@@ -28,7 +29,7 @@ export function integerArray(values: readonly number[]): string {
 
 /** Instants (and nulls) as a `timestamptz[]` literal, in UTC. */
 export function timestampArray(values: readonly (Date | null)[]): string {
-  return textArray(values.map((value) => (value === null ? null : timestampText(value))));
+  return textArray(values.map((value) => (value == null ? null : timestampText(value))));
 }
 
 /**

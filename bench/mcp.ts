@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestServer } from '../test/support/harness.js';
-import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { api, createCollection, syncStub } from '../test/support/sync-helpers.js';
 import { percentile } from './stats.js';
 
 const { values } = parseArgs({
@@ -31,18 +31,8 @@ const server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_
 const mcp = new Client({ name: 'bench-mcp', version: '1.0.0' });
 try {
   const call = api(server.url, server.apiKey);
-  const collectionId: string = (await call('POST', '/collections', { name: 'Bench', readable_id: 'bench' })).body.id;
-  const connection = (
-    await call('POST', '/source-connections', {
-      short_name: 'stub',
-      readable_collection_id: 'bench',
-      authentication: { credentials: { token: 't' } },
-      config: { entity_count: entities, seed: 3, size_mix: 'small', hierarchy_depth: 2, code_files: false, delay_ms: 0, revision: 0 },
-    })
-  ).body;
-  const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
-  const synced = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'], 30 * 60_000);
-  if (synced.status !== 'COMPLETED') throw new Error(`sync failed: ${JSON.stringify(synced)}`);
+  const collectionId = await createCollection(call, 'bench');
+  await syncStub(call, 'bench', { entity_count: entities, seed: 3, size_mix: 'small', hierarchy_depth: 2, code_files: false, delay_ms: 0, revision: 0 }, 30 * 60_000);
   // The index optimize the sync's end leaves running after COMPLETED: measured after it, as before it moved there.
   await (await server.running.core.vectors()).settled(collectionId);
 

@@ -36,17 +36,6 @@ function vocabulary(): string[] {
   return shuffled.slice(0, VOCABULARY_SIZE);
 }
 
-/** Syncs a stub connection of the collection with these settings (its config); the connection's id. */
-export async function syncStubCorpus(call: Api, readableCollectionId: string, config: Record<string, unknown>): Promise<string> {
-  const connection = (
-    await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: readableCollectionId, authentication: { credentials: { token: 'bench' } }, config, sync_immediately: false })
-  ).body;
-  const job = (await call('POST', `/source-connections/${connection.id}/run`)).body;
-  const synced = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'], 3_600_000);
-  if (synced.status !== 'COMPLETED') throw new Error(`sync failed: ${synced.error}`);
-  return connection.id;
-}
-
 let drawWord: ((next: () => number) => string) | undefined;
 
 /** A word drawn by Zipf's law: rank r (from 1) with probability proportional to 1/r. */

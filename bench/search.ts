@@ -54,9 +54,9 @@ import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-inde
 import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenance.js';
 import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
-import { api, type Api } from '../test/support/sync-helpers.js';
+import { api, type Api, syncStub } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
-import { pushZipfCorpus, syncStubCorpus, zipfEntity } from './search-corpus.js';
+import { pushZipfCorpus, zipfEntity } from './search-corpus.js';
 import { percentile, timeConcurrently } from './stats.js';
 
 const { values } = parseArgs({
@@ -125,7 +125,7 @@ async function build(server: TestServer, dataDir: string | undefined): Promise<P
   const call: Api = api(server.url, server.apiKey);
   const t0 = performance.now();
   const collection = (await call('POST', '/collections', { name: 'Bench search', readable_id: READABLE_ID })).body;
-  const connectionId = zipf ? await pushZipfCorpus(call, READABLE_ID, entityCount) : await syncStubCorpus(call, READABLE_ID, config);
+  const connectionId = zipf ? await pushZipfCorpus(call, READABLE_ID, entityCount) : (await syncStub(call, READABLE_ID, config, 3_600_000)).connectionId;
   const vectors = await server.running.core.vectors();
   // The index optimize the sync's end leaves running after COMPLETED: measured after it, as before it moved there.
   await vectors.settled(collection.id);

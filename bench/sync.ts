@@ -36,7 +36,7 @@ import { stubEntity } from '../src/connectors/stub/index.js';
 import { chunkText } from '../src/modules/sync/chunker.js';
 import { createLogger } from '../src/platform/logger.js';
 import { createTestDatabase, startTestServer } from '../test/support/harness.js';
-import { api, waitForJob } from '../test/support/sync-helpers.js';
+import { api, syncStub, waitForJob } from '../test/support/sync-helpers.js';
 import { WebClient } from '../src/platform/http/web-client.js';
 import { chunkIdOf } from '../src/platform/vectors/vector-index.js';
 import { percentile } from './stats.js';
@@ -150,11 +150,7 @@ try {
   if (values['search-breakdown']) {
     await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
     const stillCollectionId: string = (await call('POST', '/collections', { name: 'Bench still', readable_id: 'bench-still' })).body.id;
-    const still = (
-      await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: 'bench-still', authentication: { credentials: { token: 'bench' } }, config: { ...config, entity_count: 20_000, seed: 8 }, sync_immediately: false })
-    ).body;
-    const job = (await call('POST', `/source-connections/${still.id}/run`)).body;
-    if ((await waitForJob(call, still.id, job.id, ['COMPLETED', 'FAILED'], 600_000, POLL_MS)).status !== 'COMPLETED') throw new Error('the still collection did not sync');
+    await syncStub(call, 'bench-still', { ...config, entity_count: 20_000, seed: 8 }, 600_000);
     await (await server.running.core.vectors()).settled(stillCollectionId); // its optimize, after its COMPLETED
   }
   // The peak from here on: a start's transient peak (PGlite's first start, compiling its WebAssembly) is not the sync's.

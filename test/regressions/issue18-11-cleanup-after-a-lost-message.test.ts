@@ -5,7 +5,7 @@ import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-i
 import type { Deployment } from '../support/harness.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { startOwnRedis, type OwnRedis } from '../support/redis-server.js';
-import { type Api, api, eventually, FAST_WORKER, waitForJob } from '../support/sync-helpers.js';
+import { type Api, api, createCollection, eventually, FAST_WORKER, syncStub } from '../support/sync-helpers.js';
 
 /**
  * Issue 18, finding 11 (a leftover of the deletion path, met while measuring issue 18's index): a
@@ -55,29 +55,12 @@ describe.each<Deployment>(['embedded', 'servers'])('issue 18-11: cleanup after a
     const callOn = (server: TestServer): Api => api(server.url, apiKey);
     const call = callOn(first);
 
-    const syncStub = async (readableId: string, seed: number) => {
-      const connection = (
-        await call('POST', '/source-connections', {
-          short_name: 'stub',
-          readable_collection_id: readableId,
-          authentication: { credentials: { token: 't' } },
-          config: { entity_count: 12, seed, hierarchy_depth: 0 },
-        })
-      ).body;
-      const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
-      expect((await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'])).status).toBe('COMPLETED');
-      return connection.id as string;
-    };
-    const collectionId = async (readableId: string) => {
-      const created = await call('POST', '/collections', { name: readableId, readable_id: readableId });
-      expect(created.status).toBe(200);
-      return created.body.id as string;
-    };
-    const kept = await collectionId('cleanup-kept');
-    const dropped = await collectionId('cleanup-dropped');
-    const deletedConnection = await syncStub('cleanup-kept', 1);
-    const keptConnection = await syncStub('cleanup-kept', 2);
-    await syncStub('cleanup-dropped', 3);
+    const synced = async (readableId: string, seed: number) => (await syncStub(call, readableId, { entity_count: 12, seed, hierarchy_depth: 0 })).connectionId;
+    const kept = await createCollection(call, 'cleanup-kept');
+    const dropped = await createCollection(call, 'cleanup-dropped');
+    const deletedConnection = await synced('cleanup-kept', 1);
+    const keptConnection = await synced('cleanup-kept', 2);
+    await synced('cleanup-dropped', 3);
 
     /** What the index and the raw data store hold, read through a running server's core. */
     const stored = async (server: TestServer) => {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { api, eventually, FAST_WORKER } from '../support/sync-helpers.js';
+import { api, connectStub, createCollection, eventually, FAST_WORKER } from '../support/sync-helpers.js';
 
 /**
  * Issue 18, finding 12 (the review of the durable cleanups, a1da6a2): a deletion waits at most 15 s
@@ -31,21 +31,7 @@ describe('issue 18-12: what a run writes after its connection or collection was 
     const core = server.running.core;
     const vectors = await core.vectors();
 
-    const collection = async (readableId: string) => {
-      const created = await call('POST', '/collections', { name: readableId, readable_id: readableId });
-      expect(created.status).toBe(200);
-      return created.body.id as string;
-    };
-    const connect = async (readableId: string, config: Record<string, unknown>) => {
-      const created = await call('POST', '/source-connections', {
-        short_name: 'stub',
-        readable_collection_id: readableId,
-        authentication: { credentials: { token: 't' } },
-        config: { hierarchy_depth: 0, ...config },
-      });
-      expect(created.status).toBe(200);
-      return created.body.id as string;
-    };
+    const connect = async (readableId: string, config: Record<string, unknown>) => (await connectStub(call, readableId, { hierarchy_depth: 0, ...config })).connectionId;
     const chunksOf = async (collectionId: string, connectionId: string) => (await vectors.list(collectionId, [], 10_000)).filter((chunk) => chunk.sourceConnectionId === connectionId).length;
     const rawKeys = async (prefix: string) => {
       let keys = 0;
@@ -54,8 +40,8 @@ describe('issue 18-12: what a run writes after its connection or collection was 
     };
     const sql = (statement: string, parameters: unknown[] = []) => core.database.orm.em.getConnection().execute<Record<string, unknown>[]>(statement, parameters);
 
-    const kept = await collection('late-kept');
-    const dropped = await collection('late-dropped');
+    const kept = await createCollection(call, 'late-kept');
+    const dropped = await createCollection(call, 'late-dropped');
     const keptConnection = await connect('late-kept', { entity_count: 12, seed: 1 });
     await eventually(
       () => chunksOf(kept, keptConnection),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { makeChunk } from '../../src/platform/vectors/vector-index.contract.js';
 import { startTestServer, type TestServer } from '../support/harness.js';
 import { unindexedFullTextRows } from '../support/lancedb-fixture.js';
-import { api, eventually, FAST_WORKER, waitForJob } from '../support/sync-helpers.js';
+import { api, createCollection, eventually, FAST_WORKER, syncStub } from '../support/sync-helpers.js';
 
 /**
  * Issue 18, finding 13 (the review of 4b57b8a, where a sync's job began to complete before its index
@@ -27,22 +27,13 @@ describe('issue 18-13: an index optimize a stopped process left undone is done b
   test('the rows a completed job left unoptimized are folded in, and the job marked, when the worker starts again', async () => {
     first = await startTestServer({ deployment: 'embedded', env: FAST_WORKER });
     const call = api(first.url, first.apiKey);
-    const collectionId: string = (await call('POST', '/collections', { name: 'owed', readable_id: 'optimize-owed' })).body.id;
-    const connection = (
-      await call('POST', '/source-connections', {
-        short_name: 'stub',
-        readable_collection_id: 'optimize-owed',
-        authentication: { credentials: { token: 't' } },
-        config: { entity_count: 30, seed: 4, hierarchy_depth: 0 },
-      })
-    ).body;
-    const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
-    expect((await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED'])).status).toBe('COMPLETED');
+    const collectionId = await createCollection(call, 'optimize-owed');
+    const { connectionId, jobId } = await syncStub(call, 'optimize-owed', { entity_count: 30, seed: 4, hierarchy_depth: 0 });
     const core = first.running.core;
     const vectors = await core.vectors();
     await vectors.settled(collectionId);
     const sql = (server: TestServer, statement: string, parameters: unknown[] = []) => server.running.core.database.orm.em.getConnection().execute<Record<string, unknown>[]>(statement, parameters);
-    const optimizedAt = async (server: TestServer) => (await sql(server, 'select index_optimized_at from sync_jobs where id = ?', [job.id]))[0]!.index_optimized_at;
+    const optimizedAt = async (server: TestServer) => (await sql(server, 'select index_optimized_at from sync_jobs where id = ?', [jobId]))[0]!.index_optimized_at;
     // Marked once the optimize has ended: just after settled() resolves, not with it.
     const firstServer = first;
     await eventually(
@@ -56,9 +47,9 @@ describe('issue 18-13: an index optimize a stopped process left undone is done b
     const dimensions = (await core.embedder()).dimensions;
     await vectors.add(
       collectionId,
-      Array.from({ length: 40 }, (_, i) => makeChunk(dimensions, 1000 + i, { sourceConnectionId: connection.id, text: `late rows ${i}` })),
+      Array.from({ length: 40 }, (_, i) => makeChunk(dimensions, 1000 + i, { sourceConnectionId: connectionId, text: `late rows ${i}` })),
     );
-    await sql(first, 'update sync_jobs set index_optimized_at = null where id = ?', [job.id]);
+    await sql(first, 'update sync_jobs set index_optimized_at = null where id = ?', [jobId]);
     expect(await unindexedFullTextRows(lanceDirectory, collectionId)).toBe(40);
     await first.running.stop();
 

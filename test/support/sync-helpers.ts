@@ -39,3 +39,26 @@ export const FAST_WORKER = {
   // Schedules every few seconds, so a test sees scheduled runs without waiting minutes.
   CATCHMENT_SCHEDULE_MIN_INTERVAL_SECONDS: '1',
 };
+
+/** Creates a `stub` connection of the collection with this config; its first sync starts at once. The connection's id and that job's. */
+export async function connectStub(call: Api, readableCollectionId: string, config: Record<string, unknown>): Promise<{ connectionId: string; jobId: string }> {
+  const created = await call('POST', '/source-connections', { short_name: 'stub', readable_collection_id: readableCollectionId, authentication: { credentials: { token: 't' } }, config });
+  if (created.status !== 200) throw new Error(`creating a stub connection answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const [job] = (await call('GET', `/source-connections/${created.body.id}/jobs`)).body;
+  return { connectionId: created.body.id, jobId: job.id };
+}
+
+/** `connectStub`, then waits for that first sync to complete (throws if it ends otherwise). */
+export async function syncStub(call: Api, readableCollectionId: string, config: Record<string, unknown>, timeoutMs = 60_000): Promise<{ connectionId: string; jobId: string }> {
+  const ids = await connectStub(call, readableCollectionId, config);
+  const job = await waitForJob(call, ids.connectionId, ids.jobId, ['COMPLETED', 'FAILED', 'CANCELLED'], timeoutMs);
+  if (job.status !== 'COMPLETED') throw new Error(`the stub sync ended ${job.status}: ${job.error}`);
+  return ids;
+}
+
+/** Creates a collection named after its readable id; its id. */
+export async function createCollection(call: Api, readableId: string): Promise<string> {
+  const created = await call('POST', '/collections', { name: readableId, readable_id: readableId });
+  if (created.status !== 200) throw new Error(`creating collection ${readableId} answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return created.body.id;
+}

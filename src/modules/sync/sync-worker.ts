@@ -99,10 +99,11 @@ export class SyncWorker {
     await this.optimizes.startLeft();
     const tick = () => {
       if (this.ticking) return; // the previous look is still going
+      const lastTick = new Date(Date.now() - this.options.tickSeconds * 1000);
       this.ticking = Promise.all([
         this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed')),
-        this.queueWaiting(new Date(Date.now() - this.options.tickSeconds * 1000)).catch((error) => this.deps.logger.error({ err: error }, 'sync reconciler failed')),
-        this.cleanups.queuePending(new Date(Date.now() - this.options.tickSeconds * 1000)).catch((error) => this.deps.logger.error({ err: error }, 'cleanup reconciler failed')),
+        this.queueWaiting(lastTick).catch((error) => this.deps.logger.error({ err: error }, 'sync reconciler failed')),
+        this.cleanups.queuePending(lastTick).catch((error) => this.deps.logger.error({ err: error }, 'cleanup reconciler failed')),
         this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed')),
       ]).finally(() => {
         this.ticking = null;
@@ -161,9 +162,8 @@ export class SyncWorker {
     const countFields = (progress: SyncCounts) => ({ ...pipelineCountFields(progress), entitiesSkipped: progress.skipped + skips.count });
     const sources: SourceCallbacks = { expectTotal, reportSkipped: (item) => skips.add(item) };
     let progressSavedAt = 0;
-    const writer: RunWriter = {};
     try {
-      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, writer, sources, async (progress) => {
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, sources, async (progress) => {
         counts = progress;
         // What is not saved now is saved by the next update or the job's end, which writes the counts too.
         if (Date.now() - progressSavedAt < PROGRESS_SAVE_MIN_INTERVAL_MS) return;
@@ -207,7 +207,6 @@ export class SyncWorker {
     } finally {
       clearInterval(heartbeat);
       this.running.delete(jobId);
-      if (writer.scope) await this.cleanups.afterRun(writer.scope).catch((error: unknown) => logger.error({ err: error, jobId, ...writer.scope }, 'checking for a deletion during the run failed'));
     }
   }
 
@@ -266,11 +265,10 @@ export class SyncWorker {
   }
 
   /** Loads the connection, decides full, incremental or resumed, and runs the pipeline, storing checkpoints as batches commit. */
-  private async execute(job: SyncJob, signal: AbortSignal, writer: RunWriter, callbacks: SourceCallbacks, onProgress: (counts: SyncCounts) => Promise<void>) {
+  private async execute(job: SyncJob, signal: AbortSignal, callbacks: SourceCallbacks, onProgress: (counts: SyncCounts) => Promise<void>) {
     const em = this.deps.orm.em.fork();
     const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
     const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
-    writer.scope = { collectionId: collection.id, sourceConnectionId: connection.id };
     const connector = this.deps.sources.connector(connection.shortName);
     const config = layerSyncConfigs(collection.syncConfig, connection.syncConfig, job.syncConfig);
     const mismatch = embeddingMismatch(collection, this.deps.pipeline.embedding);
@@ -306,7 +304,12 @@ export class SyncWorker {
         if (due && !config.cursor.skipUpdates) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: due.cursor });
         await onProgress(progress);
       },
-    });
+    }).finally(() =>
+      // Every write of the run has ended here (the pipeline returns, or throws, only then).
+      this.cleanups.afterRun({ collectionId: collection.id, sourceConnectionId: connection.id }).catch((error: unknown) =>
+        this.deps.logger.error({ err: error, jobId: job.id, sourceConnectionId: connection.id }, 'checking for a deletion during the run failed'),
+      ),
+    );
     // The cursor moves on only when asked to and the source gave one.
     const cursor = config.cursor.skipUpdates || config.behavior.replayFromArf ? undefined : source.nextCursor();
     return { counts, cursor };
@@ -381,9 +384,6 @@ const PROGRESS_SAVE_MIN_INTERVAL_MS = 100;
 
 /** The wait before running again after a failure that will pass when the source did not say how long (5 minutes). */
 const DEFAULT_RETRY_SECONDS = 300;
-
-/** What a run writes to, set once it has loaded its connection (before it writes): see Cleanups.afterRun. */
-type RunWriter = { scope?: Parameters<Cleanups['afterRun']>[0] };
 
 /** The callbacks a run's source reports through (see SyncContext). */
 type SourceCallbacks = Required<Pick<SyncContext, 'expectTotal' | 'reportSkipped'>>;

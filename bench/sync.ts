@@ -52,6 +52,7 @@ const { values } = parseArgs({
     'search-every-ms': { type: 'string', default: '200' },
     'search-breakdown': { type: 'boolean', default: false },
     'cpu-profile-dir': { type: 'string' },
+    'heap-profile-dir': { type: 'string' },
   },
 });
 const count = Number(values.entities);
@@ -78,6 +79,27 @@ const cpuProfile = {
     const { profile } = await profiler.post('Profiler.stop');
     mkdirSync(profileDir, { recursive: true });
     writeFileSync(path.join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
+  },
+};
+
+/**
+ * The main thread's allocations between `start` and `stop(name)` (V8's sampling heap profiler, objects
+ * a collection freed since included: what the sync allocates, not what it keeps), written as
+ * `name`.heapprofile under `--heap-profile-dir` (nothing without it).
+ */
+const heapProfileDir = values['heap-profile-dir'];
+const heapProfiler = heapProfileDir ? new Session() : null;
+heapProfiler?.connect();
+const heapProfile = {
+  start: async () => {
+    await heapProfiler?.post('HeapProfiler.enable');
+    await heapProfiler?.post('HeapProfiler.startSampling', { samplingInterval: 64 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  },
+  stop: async (name: string) => {
+    if (!heapProfiler || !heapProfileDir) return;
+    const { profile } = await heapProfiler.post('HeapProfiler.stopSampling');
+    mkdirSync(heapProfileDir, { recursive: true });
+    writeFileSync(path.join(heapProfileDir, `${name}.heapprofile`), JSON.stringify(profile));
   },
 };
 
@@ -160,6 +182,7 @@ try {
   let t0 = performance.now();
   // CPU of the whole process (server threads included): on a shared host it varies less than the wall time.
   await cpuProfile.start();
+  await heapProfile.start();
   let cpuAtStart = process.cpuUsage();
   const threadsAtStart = threadCpu();
   const first = (await call('POST', `/source-connections/${created.id}/run`)).body;
@@ -203,6 +226,7 @@ try {
   const upkeepAfterSeconds = (performance.now() - upkeepAfterStarted) / 1000;
   const upkeepAfterCpu = cpuSeconds(upkeepAfterCpuAtStart);
   await cpuProfile.stop('stub-full-sync');
+  await heapProfile.stop('stub-full-sync');
   syncing = false;
   eventLoopDelay.disable();
   clearInterval(sampler);

@@ -3,8 +3,11 @@ import { useEntityTable } from '../../../test/support/entity-table-fixture.js';
 import type { Deployment } from '../../../test/support/harness.js';
 import type { EntityRow } from './entity-store.js';
 
-/** Values an array literal must quote: commas, braces, quotes, backslashes, `NULL` as a word, blanks, non-ASCII. */
-const AWKWARD = ['a,b', '{braced}', 'say "hi"', 'back\\slash', 'NULL', ' padded ', '', 'naïve — 東京 🐋', "it's"];
+/**
+ * Values an array literal must quote: commas, braces, quotes, backslashes (one before a letter JSON
+ * escapes with, too), `NULL` as a word, blanks, control characters, non-ASCII.
+ */
+const AWKWARD = ['a,b', '{braced}', 'say "hi"', 'back\\slash', 'C:\\new', 'NULL', ' padded ', '', 'line\nbreak\ttab\u0007', 'naïve — 東京 🐋', "it's"];
 
 function row(entityId: string, overrides: Partial<EntityRow> = {}): EntityRow {
   return {
@@ -69,6 +72,19 @@ describe.each<Deployment>(['embedded', 'servers'])('the entity table written in 
     for await (const page of store.ids(connectionId, 3)) pages.push(page);
     expect(pages.slice(0, -1).every((page) => page.length === 3)).toBe(true);
     expect(pages.flat().sort()).toEqual([...AWKWARD, 'new one'].filter((id) => id !== '{braced}' && id !== 'NULL').sort());
+  });
+
+  test('rows written as new insert; one stored after all is updated, with the batch, not refused', async () => {
+    const { store, connectionId, collectionId } = table;
+    await store.upsert(connectionId, collectionId, jobId, [row('fresh-1', { isNew: true }), row('fresh-2', { isNew: true })]);
+    // 'a,b' is stored (the tests above): marked new by a writer that did not know, it fails the plain insert.
+    await store.upsert(connectionId, collectionId, jobId, [row('fresh-3', { isNew: true }), row('a,b', { isNew: true, contentHash: 'written as new', chunkCount: 7 }), row('fresh-1', { contentHash: 'again' })]);
+    const byId = new Map((await stored()).map((r) => [r.entity_id, r]));
+    expect(byId.get('a,b')).toMatchObject({ content_hash: 'written as new', chunk_count: 7 });
+    expect(byId.get('fresh-1')).toMatchObject({ content_hash: 'again' });
+    expect(byId.get('fresh-2')).toMatchObject({ content_hash: 'hash-fresh-2' });
+    expect(byId.get('fresh-3')).toMatchObject({ content_hash: 'hash-fresh-3' });
+    expect(await store.delete(connectionId, ['fresh-1', 'fresh-2', 'fresh-3'])).toBe(3);
   });
 
   test('instants from year 1 BC to 10000, and none, are stored as the instants given', async () => {

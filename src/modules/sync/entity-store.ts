@@ -12,7 +12,12 @@ export interface EntityRow {
   fields: Record<string, unknown> | null;
   sourceCreatedAt: Date | null;
   sourceUpdatedAt: Date | null;
+  /** The writer found no row of this id stored (see EntityStore.upsert); a row found after all is updated. */
+  isNew?: boolean;
 }
+
+/** PostgreSQL's SQLSTATE for a duplicate key. */
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * Bulk reads and writes of the `entities` table in plain SQL: a sync touches thousands of rows per
@@ -37,17 +42,25 @@ export class EntityStore {
    * is locked first (see lockConnection).
    */
   private async query<T>(sql: string, parameters: unknown[], options: { planSettings?: string[]; connectionGuard?: string } = {}): Promise<{ rows: T[]; affected: number }> {
-    const query = CompiledQuery.raw(sql, parameters);
-    const result = await this.orm.em
+    return this.transaction(async (statement) => {
+      for (const setting of options.planSettings ?? []) await statement(`set local ${setting}`, []);
+      return statement<T>(sql, parameters);
+    }, options.connectionGuard);
+  }
+
+  /** Statements in one transaction (see query), after the lock of `connectionGuard` when given. */
+  private async transaction<R>(work: (statement: <T>(sql: string, parameters: unknown[]) => Promise<{ rows: T[]; affected: number }>) => Promise<R>, connectionGuard?: string): Promise<R> {
+    return this.orm.em
       .getConnection()
       .getClient()
       .transaction()
       .execute(async (transaction) => {
-        for (const setting of options.planSettings ?? []) await transaction.executeQuery(CompiledQuery.raw(`set local ${setting}`));
-        if (options.connectionGuard !== undefined) await this.lockConnection(transaction, options.connectionGuard);
-        return transaction.executeQuery<T>(query);
+        if (connectionGuard !== undefined) await this.lockConnection(transaction, connectionGuard);
+        return work(async <T>(sql: string, parameters: unknown[]) => {
+          const result = await transaction.executeQuery<T>(CompiledQuery.raw(sql, parameters));
+          return { rows: result.rows, affected: Number(result.numAffectedRows ?? 0) };
+        });
       });
-    return { rows: result.rows, affected: Number(result.numAffectedRows ?? 0) };
   }
 
   /**
@@ -72,37 +85,65 @@ export class EntityStore {
     return new Map(rows.map((row) => [row.entity_id, row.content_hash]));
   }
 
+  /**
+   * Writes the rows: each updates the row of its id, or is inserted. Rows marked `isNew` (the caller
+   * found no row of theirs) go in a plain insert, which PGlite runs in three quarters of the upsert's
+   * CPU (30 → 23 ms for 2,000 rows: no speculative insertion and conflict check a row); the others in
+   * the upsert, in the same transaction. Should one of the new be stored after all (a writer the
+   * caller did not know of), that insert fails on the key and the rows are written again, all upserted.
+   */
   async upsert(sourceConnectionId: string, collectionId: string, jobId: string, rows: EntityRow[]): Promise<void> {
     if (rows.length === 0) return;
+    const fresh = rows.filter((row) => row.isNew);
+    const rest = fresh.length === rows.length ? [] : fresh.length === 0 ? rows : rows.filter((row) => !row.isNew);
+    const write = (upserted: EntityRow[], inserted: EntityRow[]) =>
+      this.transaction(async (statement) => {
+        if (inserted.length) await statement(this.insertStatement(false), this.rowParameters(sourceConnectionId, collectionId, jobId, inserted));
+        if (upserted.length) await statement(this.insertStatement(true), this.rowParameters(sourceConnectionId, collectionId, jobId, upserted));
+      }, sourceConnectionId);
+    try {
+      await write(rest, fresh);
+    } catch (error) {
+      if (fresh.length === 0 || (error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      await write(rows, []);
+    }
+  }
+
+  /** The bulk insert of a batch's rows (see rowParameters), as an upsert or a plain insert. */
+  private insertStatement(upsert: boolean): string {
     // JSON columns go as JSON text: the driver would take a row's breadcrumbs (an array) for a dimension of the array.
-    await this.query(
-      `insert into entities (source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
+    return `insert into entities (source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
                              breadcrumbs, fields, source_created_at, source_updated_at, synced_at, last_job_id)
        select $1::uuid, $2::uuid, u.entity_id, u.entity_type, u.name, u.content_hash, u.chunk_count,
               u.breadcrumbs, u.fields, u.source_created_at, u.source_updated_at, now(), $3::uuid
        from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[])
-         as u(entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at)
+         as u(entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at)${
+           upsert
+             ? `
        on conflict (source_connection_id, entity_id) do update set
          entity_type = excluded.entity_type, name = excluded.name, content_hash = excluded.content_hash,
          chunk_count = excluded.chunk_count, breadcrumbs = excluded.breadcrumbs, fields = excluded.fields,
          source_created_at = excluded.source_created_at, source_updated_at = excluded.source_updated_at,
-         synced_at = excluded.synced_at, last_job_id = excluded.last_job_id`,
-      [
-        sourceConnectionId,
-        collectionId,
-        jobId,
-        textArray(rows.map((row) => row.entityId)),
-        textArray(rows.map((row) => row.entityType)),
-        textArray(rows.map((row) => row.name)),
-        textArray(rows.map((row) => row.contentHash)),
-        integerArray(rows.map((row) => row.chunkCount)),
-        textArray(rows.map((row) => JSON.stringify(row.breadcrumbs))),
-        textArray(rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields)))),
-        timestampArray(rows.map((row) => row.sourceCreatedAt)),
-        timestampArray(rows.map((row) => row.sourceUpdatedAt)),
-      ],
-      { connectionGuard: sourceConnectionId },
-    );
+         synced_at = excluded.synced_at, last_job_id = excluded.last_job_id`
+             : ''
+         }`;
+  }
+
+  private rowParameters(sourceConnectionId: string, collectionId: string, jobId: string, rows: EntityRow[]): unknown[] {
+    return [
+      sourceConnectionId,
+      collectionId,
+      jobId,
+      textArray(rows.map((row) => row.entityId)),
+      textArray(rows.map((row) => row.entityType)),
+      textArray(rows.map((row) => row.name)),
+      textArray(rows.map((row) => row.contentHash)),
+      integerArray(rows.map((row) => row.chunkCount)),
+      textArray(rows.map((row) => JSON.stringify(row.breadcrumbs))),
+      textArray(rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields)))),
+      timestampArray(rows.map((row) => row.sourceCreatedAt)),
+      timestampArray(rows.map((row) => row.sourceUpdatedAt)),
+    ];
   }
 
   async delete(sourceConnectionId: string, entityIds: string[]): Promise<number> {

@@ -347,7 +347,7 @@ export class SyncPipeline {
       run.sourceConnectionId,
       run.collectionId,
       run.jobId,
-      changed.map(({ entity, hash }): EntityRow => ({
+      changed.map(({ entity, hash, isNew }): EntityRow => ({
         entityId: entity.entityId,
         entityType: entity.entityType,
         name: entity.name,
@@ -357,6 +357,7 @@ export class SyncPipeline {
         fields: run.config.handlers.enableEntityDbHandler ? entity.fields : null,
         sourceCreatedAt: entity.createdAt,
         sourceUpdatedAt: entity.updatedAt,
+        isNew,
       })),
     );
     for (const { isNew } of changed) {

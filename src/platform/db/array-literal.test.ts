@@ -4,8 +4,16 @@ import { integerArray, textArray, timestampArray, timestampText } from './array-
 /** What the literals read as is tested against both databases in entity-store.test.ts; here, their text. */
 test('text arrays quote every element and escape only backslashes and double quotes; null is NULL', () => {
   expect(textArray([])).toBe('{}');
-  expect(textArray(['a,b', '{x}', 'say "hi"', 'back\\slash', 'NULL', '', null])).toBe('{"a,b","{x}","say \\"hi\\"","back\\\\slash","NULL","",NULL}');
+  // Written by JSON.stringify: PostgreSQL reads an unquoted null, in any case, as NULL.
+  expect(textArray(['a,b', '{x}', 'say "hi"', 'back\\slash', 'NULL', '', null])).toBe('{"a,b","{x}","say \\"hi\\"","back\\\\slash","NULL","",null}');
   expect(textArray([JSON.stringify({ quote: '"', path: 'C:\\' })])).toBe('{"{\\"quote\\":\\"\\\\\\"\\",\\"path\\":\\"C:\\\\\\\\\\"}"}');
+});
+
+test('control characters and lone surrogates go as themselves, not as the escapes JSON writes for them', () => {
+  // An array literal reads `\n` as the letter n: such elements take the element-by-element path.
+  expect(textArray(['line\nbreak', 'tab\there', 'bell\u0007', 'half \ud83d', null])).toBe('{"line\nbreak","tab\there","bell\u0007","half \ud83d",NULL}');
+  // A backslash followed by a letter JSON would use is escaped as any backslash, on either path.
+  expect(textArray(['C:\\new', 'say "hi"'])).toBe('{"C:\\\\new","say \\"hi\\""}');
 });
 
 test('integer arrays refuse what is not a whole number', () => {
@@ -21,8 +29,8 @@ test('instants: ISO 8601 in UTC within years 1-9999, the full year beyond, BC be
   expect(timestampText(new Date('0000-06-15T12:00:00.000Z'))).toBe('0001-06-15T12:00:00.000+00:00 BC');
   expect(timestampText(new Date('-000044-03-15T00:00:00.000Z'))).toBe('0045-03-15T00:00:00.000+00:00 BC');
   expect(() => timestampText(new Date(Number.NaN))).toThrow(RangeError);
-  expect(timestampArray([new Date(0), null])).toBe('{"1970-01-01T00:00:00.000Z",NULL}');
+  expect(timestampArray([new Date(0), null])).toBe('{"1970-01-01T00:00:00.000Z",null}');
   // What the types rule out but a connector's JavaScript may give: NULL, as the pg driver made it.
-  expect(timestampArray([undefined as unknown as null])).toBe('{NULL}');
-  expect(textArray([undefined as unknown as null])).toBe('{NULL}');
+  expect(timestampArray([undefined as unknown as null])).toBe('{null}');
+  expect(textArray([undefined as unknown as null])).toBe('{null}');
 });

@@ -87,9 +87,20 @@ describe.each<Deployment>(['embedded', 'servers'])('the entity table written in 
     expect(await store.delete(connectionId, ['fresh-1', 'fresh-2', 'fresh-3'])).toBe(3);
   });
 
-  test('instants from year 1 BC to 10000, and none, are stored as the instants given', async () => {
+  test('instants from year 1 BC to 10000, and none, are stored as the instants given (milliseconds and text alike)', async () => {
     const { store, connectionId, collectionId } = table;
-    const instants = ['0000-06-15T12:00:00.000Z', '0001-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z', '+010000-01-01T00:00:00.001Z'].map((iso) => new Date(iso));
+    // As epoch milliseconds (1684-2255, both bounds) and as text (the rest; see instantArrays).
+    const instants = [
+      '0000-06-15T12:00:00.000Z',
+      '0001-01-01T00:00:00.000Z',
+      '1684-07-28T00:12:25.259Z',
+      '1684-07-28T00:12:25.260Z',
+      '1969-12-31T23:59:59.999Z',
+      '2255-06-05T23:47:34.740Z',
+      '2255-06-05T23:47:34.741Z',
+      '9999-12-31T23:59:59.999Z',
+      '+010000-01-01T00:00:00.001Z',
+    ].map((iso) => new Date(iso));
     await store.upsert(
       connectionId,
       collectionId,

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Transaction } from 'kysely';
-import { integerArray, textArray, timestampArray } from '../../platform/db/array-literal.js';
+import { INSTANT_OF, instantArrays, integerArray, textArray } from '../../platform/db/array-literal.js';
 import type { Orm } from '../../platform/db/database.js';
 
 export interface EntityRow {
@@ -115,9 +115,9 @@ export class EntityStore {
     return `insert into entities (source_connection_id, collection_id, entity_id, entity_type, name, content_hash, chunk_count,
                              breadcrumbs, fields, source_created_at, source_updated_at, synced_at, last_job_id)
        select $1::uuid, $2::uuid, u.entity_id, u.entity_type, u.name, u.content_hash, u.chunk_count,
-              u.breadcrumbs, u.fields, u.source_created_at, u.source_updated_at, now(), $3::uuid
-       from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[])
-         as u(entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, source_created_at, source_updated_at)${
+              u.breadcrumbs, u.fields, ${INSTANT_OF('u.created_text', 'u.created_millis')}, ${INSTANT_OF('u.updated_text', 'u.updated_millis')}, now(), $3::uuid
+       from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::jsonb[], $10::jsonb[], $11::int8[], $12::timestamptz[], $13::int8[], $14::timestamptz[])
+         as u(entity_id, entity_type, name, content_hash, chunk_count, breadcrumbs, fields, created_millis, created_text, updated_millis, updated_text)${
            upsert
              ? `
        on conflict (source_connection_id, entity_id) do update set
@@ -130,6 +130,8 @@ export class EntityStore {
   }
 
   private rowParameters(sourceConnectionId: string, collectionId: string, jobId: string, rows: EntityRow[]): unknown[] {
+    const created = instantArrays(rows.map((row) => row.sourceCreatedAt));
+    const updated = instantArrays(rows.map((row) => row.sourceUpdatedAt));
     return [
       sourceConnectionId,
       collectionId,
@@ -141,8 +143,10 @@ export class EntityStore {
       integerArray(rows.map((row) => row.chunkCount)),
       textArray(rows.map((row) => JSON.stringify(row.breadcrumbs))),
       textArray(rows.map((row) => (row.fields === null ? null : JSON.stringify(row.fields)))),
-      timestampArray(rows.map((row) => row.sourceCreatedAt)),
-      timestampArray(rows.map((row) => row.sourceUpdatedAt)),
+      created.millis,
+      created.text,
+      updated.millis,
+      updated.text,
     ];
   }
 

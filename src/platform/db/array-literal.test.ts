@@ -1,5 +1,5 @@
 import { expect, test } from '@jest/globals';
-import { integerArray, textArray, timestampArray, timestampText } from './array-literal.js';
+import { instantArrays, integerArray, textArray, timestampText } from './array-literal.js';
 
 /** What the literals read as is tested against both databases in entity-store.test.ts; here, their text. */
 test('text arrays quote every element and escape only backslashes and double quotes; null is NULL', () => {
@@ -29,8 +29,13 @@ test('instants: ISO 8601 in UTC within years 1-9999, the full year beyond, BC be
   expect(timestampText(new Date('0000-06-15T12:00:00.000Z'))).toBe('0001-06-15T12:00:00.000+00:00 BC');
   expect(timestampText(new Date('-000044-03-15T00:00:00.000Z'))).toBe('0045-03-15T00:00:00.000+00:00 BC');
   expect(() => timestampText(new Date(Number.NaN))).toThrow(RangeError);
-  expect(timestampArray([new Date(0), null])).toBe('{"1970-01-01T00:00:00.000Z",null}');
+  // Epoch milliseconds where PostgreSQL's interval product is exact (years 1684-2255), the text beyond.
+  expect(instantArrays([new Date(0), null, new Date('2255-06-05T23:47:34.740Z'), new Date('2255-06-05T23:47:34.741Z'), new Date('1684-07-28T00:12:25.260Z'), new Date('1684-07-28T00:12:25.259Z')])).toEqual({
+    millis: '{0,NULL,9007199254740,NULL,-9007199254740,NULL}',
+    text: '{null,null,null,"2255-06-05T23:47:34.741Z",null,"1684-07-28T00:12:25.259Z"}',
+  });
+  expect(() => instantArrays([new Date(Number.NaN)])).toThrow(RangeError);
   // What the types rule out but a connector's JavaScript may give: NULL, as the pg driver made it.
-  expect(timestampArray([undefined as unknown as null])).toBe('{null}');
+  expect(instantArrays([undefined as unknown as null])).toEqual({ millis: '{NULL}', text: '{null}' });
   expect(textArray([undefined as unknown as null])).toBe('{null}');
 });

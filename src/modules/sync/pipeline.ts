@@ -220,7 +220,9 @@ export class SyncPipeline {
       if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
       throw error;
     }
-    let stored = await this.deps.entities.count(run.sourceConnectionId);
+    // A run that began with none stored and stored every id it met holds exactly those: the count
+    // (a scan of the connection's rows, ~80 ms at 111,000 in PGlite) would say the same.
+    let stored = ids.startedEmpty && ids.seenAllStored ? ids.seen.size : await this.deps.entities.count(run.sourceConnectionId);
     if (run.source.complete) {
       run.signal.throwIfAborted();
       // When every id met is stored, as many stored rows as ids met leaves none the source no longer

@@ -60,7 +60,7 @@ describe('raw data store on S3-compatible object storage (against a local server
     const packKeys = stored(collection.id, connection.id).filter((key) => key.includes('/packs/'));
     expect(packKeys).toHaveLength(1);
     const lines = s3.buckets.get('catchment-raw')!.get(packKeys[0]!)!.body.toString('utf8').split('\n').map((line) => JSON.parse(line));
-    expect(lines.map((line) => line.entity.entityId).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `stub-${i}`).sort());
+    expect(lines.map((line) => line.entityId).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `stub-${i}`).sort());
 
     // The source now fails: a replay must read the bucket, not the source.
     await call('PATCH', `/source-connections/${connection.id}`, { config: { entity_count: 15, fail_after: 0, hierarchy_depth: 0 } });

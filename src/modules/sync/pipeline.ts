@@ -4,7 +4,7 @@ import type { Embedder } from '../../platform/embeddings/embedder.js';
 import type { Logger } from '../../platform/logger.js';
 import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
-import { hashedContent } from './content-hash.js';
+import { type HashedEntity, hashedContent } from './content-hash.js';
 import { EntityGuardrail } from './entity-guardrail.js';
 import { EntityIdSet } from './entity-id-set.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
@@ -63,12 +63,9 @@ export interface PipelineRun {
   onProgress(counts: SyncCounts, committedItems: number): Promise<void>;
 }
 
-interface ChangedEntity {
-  entity: SourceEntity;
+interface ChangedEntity extends HashedEntity {
   hash: string;
   isNew: boolean;
-  /** Characters of what the hash read (its text, fields and the rest, as JSON): what the entity holds, roughly, without its file. */
-  size: number;
 }
 
 /** The entity ids a run met so far: yielded (or kept), and deleted by the source's items. */
@@ -102,8 +99,9 @@ interface PreparedBatch {
  * Prepared batches (read, hashed, chunked and embedded) that may wait for the index and the entity
  * table, in bytes of text, fields, vectors and files held (see heldBytes): an index write that stalls
  * for seconds (a compaction) does not stop reading and embedding, and large entities do not pile up
- * behind a slow index or a slow database. A batch of 2,000 small stub entities counts 3.7 MiB (its
- * objects take several times that in the heap): two are held at most, and the next one read, as many
+ * behind a slow index or a slow database. A batch of 2,000 small stub entities counts 6.1 MiB (3.7
+ * before the JSON its hashes read was held for the raw data store; its objects take several times
+ * that in the heap): two are held at most, and the next one read, as many
  * as the stages held before there was a bound; smaller batches (a slow source's part-filled ones) go
  * further ahead. Peak RSS of bench:memory's 100,000-entity sync while searching, compiled server,
  * two runs each, one sitting (base: 4c79d99, before read-ahead): base 659 / 681 MiB; 6 MiB 727 / 657; 8 MiB
@@ -115,7 +113,8 @@ export const READ_AHEAD_BYTES = 8 * 2 ** 20;
 /** What a prepared batch holds until it is committed, roughly: its entities (text, fields and the rest) and files, its chunks' text and vectors (UTF-16 strings). */
 function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {
   let bytes = 0;
-  for (const { entity, size } of batch.changed) bytes += size * 2 + (entity.file?.bytes.byteLength ?? 0);
+  // The JSON its hash read: the entity's text, fields and the rest, roughly, without its file (held too, for the raw data store).
+  for (const { entity, content } of batch.changed) bytes += content.length * 4 + (entity.file?.bytes.byteLength ?? 0);
   for (const record of batch.records) bytes += record.text.length * 2 + record.vector.byteLength;
   return bytes;
 }
@@ -311,10 +310,10 @@ export class SyncPipeline {
     const known = await this.deps.entities.hashes(run.sourceConnectionId, ids.startedEmpty ? metBefore : [...latest.keys()]);
     const changed: ChangedEntity[] = [];
     for (const entity of latest.values()) {
-      const { hash, size } = hashedContent(entity);
+      const { hash, content } = hashedContent(entity);
       const previous = known.get(entity.entityId);
       if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
-      else changed.push({ entity, hash, size, isNew: previous === undefined });
+      else changed.push({ entity, hash, content, isNew: previous === undefined });
     }
     const deleting = deletions.filter((id) => !latest.has(id));
     for (const id of deleting) ids.deleted.add(id);
@@ -336,7 +335,7 @@ export class SyncPipeline {
         await this.writeChunks(run, index, changed, records);
         await this.deleteChunks(run, index, deletions);
       })(),
-      raw.write(run.config.handlers.enableRawDataHandler ? changed.map((c) => c.entity) : [], deletions),
+      raw.write(run.config.handlers.enableRawDataHandler ? changed : [], deletions),
     ]);
     for (const write of writes) if (write.status === 'rejected') throw write.reason;
   }

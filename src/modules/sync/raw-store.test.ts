@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SourceEntity } from '../../connectors/connector.js';
 import { FileBlobStore } from '../../platform/blobs/blob-store.js';
+import { hashedContent } from './content-hash.js';
 import { RawStore } from './raw-store.js';
 
 let root: string;
@@ -28,6 +29,9 @@ const entity = (id: string, text: string, file?: Buffer): SourceEntity => ({
   ...(file ? { file: { name: `${id}.bin`, mimeType: 'application/octet-stream', size: file.length, bytes: file } } : {}),
 });
 
+/** Entities as a sync hands them to the store: with the JSON their content hash read. */
+const hashed = (entities: SourceEntity[]) => entities.map((e) => ({ entity: e, content: hashedContent(e).content }));
+
 async function replayed(store: RawStore): Promise<Map<string, SourceEntity>> {
   const found = new Map<string, SourceEntity>();
   for await (const item of store.replay().items) {
@@ -46,9 +50,9 @@ const keys = async (prefix: string) => {
 
 test('a replay yields the newest record of each entity written, none deleted, with its file', async () => {
   const writer = new RawStore(blobs, 'c1', 's1');
-  await writer.write([entity('a', 'first a'), entity('b', 'first b', Buffer.from([1, 2, 3])), entity('c', 'only c')], []);
-  await writer.write([entity('a', 'second a')], ['c']);
-  await writer.write([entity('c', 'c again')], ['b']);
+  await writer.write(hashed([entity('a', 'first a'), entity('b', 'first b', Buffer.from([1, 2, 3])), entity('c', 'only c')]), []);
+  await writer.write(hashed([entity('a', 'second a')]), ['c']);
+  await writer.write(hashed([entity('c', 'c again')]), ['b']);
   // One blob per batch (and one per file), not one per entity.
   expect(await keys('raw/c1/s1/packs')).toHaveLength(3);
 
@@ -63,9 +67,36 @@ test('a replay yields the newest record of each entity written, none deleted, wi
   expect(await keys('raw/c1/s1/files')).toEqual([]);
 });
 
+test('an entity replays as written, whether its line is the JSON its hash read (a sync) or the entity (a compaction, earlier versions)', async () => {
+  const rich: SourceEntity = {
+    ...entity('rich', 'text with "quotes", \\ and ünïcode', Buffer.from([9, 8])),
+    language: 'python',
+    access: { viewers: ['u1', 'u2'], isPublic: false },
+    fields: { nested: { list: [1, null, 'two'] }, when: '2024-05-06' },
+    updatedAt: new Date('2025-01-01T00:00:00.001Z'),
+  };
+  const plain = entity('plain', 'no language, no access');
+  const writer = new RawStore(blobs, 'c1', 's1');
+  await writer.write(hashed([rich, plain]), []);
+  const pack = (await blobs.get((await keys('raw/c1/s1/packs'))[0]!))!.toString('utf8');
+  expect(pack.split('\n').map((line) => Object.keys(JSON.parse(line)))).toEqual([['entityId', 'content', 'file'], ['entityId', 'content']]);
+  const asWritten = await replayed(new RawStore(blobs, 'c1', 's1'));
+  expect(asWritten.get('rich')).toEqual(rich);
+  expect(asWritten.get('plain')).toEqual(plain);
+
+  // A record of the earlier layout (a file per entity) makes the next compaction run, whatever the packs hold.
+  await blobs.put(`raw/c1/s1/entities/${createHash('sha256').update('legacy').digest('hex')}.json`, JSON.stringify({ ...entity('legacy', 'old'), createdAt: null, file: null }));
+  await writer.compactIfWasteful(3);
+  const compacted = (await blobs.get((await keys('raw/c1/s1/packs'))[0]!))!.toString('utf8');
+  expect(compacted.split('\n').map((line) => Object.keys(JSON.parse(line)))).toEqual([['entity'], ['entity'], ['entity']]);
+  const afterCompaction = await replayed(new RawStore(blobs, 'c1', 's1'));
+  expect(afterCompaction.get('rich')).toEqual(rich);
+  expect(afterCompaction.get('plain')).toEqual(plain);
+});
+
 test("files' bytes come back with their entity", async () => {
   const writer = new RawStore(blobs, 'c1', 's1');
-  await writer.write([entity('f', 'a file', Buffer.from([0, 255, 7]))], []);
+  await writer.write(hashed([entity('f', 'a file', Buffer.from([0, 255, 7]))]), []);
   const found = await replayed(new RawStore(blobs, 'c1', 's1'));
   expect(found.get('f')!.file).toEqual({ name: 'f.bin', mimeType: 'application/octet-stream', size: 3, bytes: Buffer.from([0, 255, 7]) });
 });
@@ -85,7 +116,7 @@ test('the earlier layout (a file per entity) is read under the packs, and the fi
   await legacy(entity('old-updated', 'before'));
   await legacy(entity('old-deleted', 'gone soon'));
   const writer = new RawStore(blobs, 'c1', 's1');
-  await writer.write([entity('old-updated', 'after'), entity('new', 'new one')], ['old-deleted']);
+  await writer.write(hashed([entity('old-updated', 'after'), entity('new', 'new one')]), ['old-deleted']);
 
   const before = await replayed(new RawStore(blobs, 'c1', 's1'));
   expect([...before.keys()].sort()).toEqual(['new', 'old-kept', 'old-updated']);
@@ -102,11 +133,11 @@ test('the earlier layout (a file per entity) is read under the packs, and the fi
 test('compaction rewrites the live records once superseded lines outnumber them, and not before', async () => {
   const writer = new RawStore(blobs, 'c1', 's1');
   const version = (v: number) => Array.from({ length: 1000 }, (_, i) => entity(`e${i}`, `version ${v}`));
-  for (let v = 1; v <= 7; v++) await writer.write(version(v), []);
+  for (let v = 1; v <= 7; v++) await writer.write(hashed(version(v)), []);
   await writer.compactIfWasteful(1000);
   expect(await keys('raw/c1/s1/packs')).toHaveLength(7); // 7,000 lines for 1,000 live: not yet
 
-  await writer.write(version(8), ['e999']);
+  await writer.write(hashed(version(8)), ['e999']);
   await writer.compactIfWasteful(999);
   const packs = await keys('raw/c1/s1/packs');
   expect(packs).toHaveLength(1);
@@ -116,7 +147,7 @@ test('compaction rewrites the live records once superseded lines outnumber them,
   expect(new Set([...found.values()].map((e) => e.text))).toEqual(new Set(['version 8']));
 
   // Writing goes on after the compacted pack.
-  await writer.write([entity('e0', 'version 9')], []);
+  await writer.write(hashed([entity('e0', 'version 9')]), []);
   expect((await replayed(new RawStore(blobs, 'c1', 's1'))).get('e0')!.text).toBe('version 9');
 });
 
@@ -130,6 +161,6 @@ test('a write whose file fails returns only once its other files have ended, wit
     landed++;
   };
   const store = new RawStore(failing, 'collection', 'connection');
-  await expect(store.write([entity('first', 'x', Buffer.from('bad')), entity('second', 'y', Buffer.from('2')), entity('third', 'z', Buffer.from('3'))], [])).rejects.toThrow('disk full');
+  await expect(store.write(hashed([entity('first', 'x', Buffer.from('bad')), entity('second', 'y', Buffer.from('2')), entity('third', 'z', Buffer.from('3'))]), [])).rejects.toThrow('disk full');
   expect(landed).toBe(2);
 });

@@ -41,7 +41,8 @@ test('the embedded database is served on a Unix socket in the data directory (it
     // Shared buffers kept small: PostgreSQL's 128 MB default is resident memory in PGlite's heap.
     const settings = new pg.Client({ connectionString: embedded.url });
     await settings.connect();
-    expect((await settings.query<{ shared_buffers: string }>('show shared_buffers').finally(() => settings.end())).rows[0]!.shared_buffers).toBe('16MB');
+    expect((await settings.query<{ shared_buffers: string }>('show shared_buffers')).rows[0]!.shared_buffers).toBe('16MB');
+    expect((await settings.query<{ wal_buffers: string }>('show wal_buffers').finally(() => settings.end())).rows[0]!.wal_buffers).toBe('4MB');
     // MikroORM takes the socket directory from the options (it would otherwise connect to the URL's hostname).
     const orm = await MikroORM.init(ormOptions(embedded.url, 1));
     try {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { seededVector } from '../../src/platform/vectors/vector-index.contract.js';
-import { markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../support/lancedb-fixture.js';
+import { keywordSearch, markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../support/lancedb-fixture.js';
 
 /**
  * Issue 18, finding 6 (bench:sync, report of this session's sync helper): a hybrid search during a
@@ -21,7 +21,7 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
   const lance = useLanceDbIndex(DIMENSIONS);
   const id = randomUUID();
   const batch = (write: number) => markedWrite(DIMENSIONS, write, ROWS_PER_WRITE);
-  const keywordSearch = (text: string) => lance.index.search(id, { strategy: 'keyword', text, vector: seededVector(DIMENSIONS, 1), limit: 3, offset: 0 });
+  const search = (text: string) => keywordSearch(lance.index, id, DIMENSIONS, text);
 
   const unindexed = () => unindexedFullTextRows(lance.directory, id);
 
@@ -31,10 +31,10 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
       // A compaction the last write's searches queued runs before this write (the table's lock).
       await lance.index.add(id, batch(write));
       unindexedAfterWrites.push(await unindexed());
-      const found = await keywordSearch(`marker${write}`);
+      const found = await search(`marker${write}`);
       expect(found).toHaveLength(3);
       expect(found.every((hit) => hit.chunk.text === `ordinary filler text marker${write}`)).toBe(true);
-      await keywordSearch('filler');
+      await search('filler');
     }
     // Two searches a write, each counted as scanning the rows unindexed when it ran: a compaction
     // every two to four writes (at most 400 rows unindexed: 100, 200, 300, 400 after the last ones,
@@ -45,7 +45,7 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
 
   test('searched once since its last compaction, the table is compacted at its 20th write whatever its growth', async () => {
     await lance.index.add(id, batch(0));
-    expect(await keywordSearch('marker0')).toHaveLength(3); // scans 100 rows: too few to compact early
+    expect(await search('marker0')).toHaveLength(3); // scans 100 rows: too few to compact early
     for (let write = 1; write < 19; write++) await lance.index.add(id, batch(write));
     expect(await unindexed()).toBe(19 * ROWS_PER_WRITE);
     await lance.index.add(id, batch(19));
@@ -62,7 +62,7 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
   test('searches while no write waits (between syncs) do not bring the next compaction forward', async () => {
     await lance.index.add(id, batch(0));
     await lance.index.optimize(id);
-    expect(await keywordSearch('marker0')).toHaveLength(3);
+    expect(await search('marker0')).toHaveLength(3);
     expect(await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 5), limit: 3, offset: 0 })).toHaveLength(3);
     for (let write = 1; write <= 20; write++) await lance.index.add(id, batch(write));
     expect(await unindexed()).toBe(20 * ROWS_PER_WRITE);
@@ -71,6 +71,6 @@ describe('issue 18-06: keyword searches during writes do not scan every row writ
   test('not searched, ten writes are not compacted: the schedule by writes and growth only', async () => {
     for (let write = 0; write < WRITES; write++) await lance.index.add(id, batch(write));
     expect(await unindexed()).toBe(WRITES * ROWS_PER_WRITE);
-    expect(await keywordSearch(`marker${WRITES - 1}`)).toHaveLength(3);
+    expect(await search(`marker${WRITES - 1}`)).toHaveLength(3);
   });
 });

@@ -1,8 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
-import { seededVector } from '../../src/platform/vectors/vector-index.contract.js';
-import { markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../support/lancedb-fixture.js';
+import { keywordSearch, markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../support/lancedb-fixture.js';
 
 /**
  * Issue 18, finding 9 (last stop's leftovers): a run cancelled after writing leaves its rows out of
@@ -22,35 +21,35 @@ describe('issue 18-09: rows whose writes stopped before their optimize are folde
   const writeStoppedRun = async (index: LanceDbVectorIndex) => {
     for (let write = 0; write < WRITES; write++) await index.add(id, markedWrite(DIMENSIONS, write, ROWS_PER_WRITE));
   };
-  const keywordSearch = (index: LanceDbVectorIndex, text: string) => index.search(id, { strategy: 'keyword', text, vector: seededVector(DIMENSIONS, 1), limit: 3, offset: 0 });
+  const search = (index: LanceDbVectorIndex, text: string) => keywordSearch(index, id, DIMENSIONS, text);
   const unindexed = () => unindexedFullTextRows(lance.directory, id);
 
   test('no write after them: the second keyword search (2,000 rows scanned, 1.4 a row of the table) queues the compaction, and rows stay found', async () => {
     await writeStoppedRun(lance.index);
     expect(await unindexed()).toBe(WRITES * ROWS_PER_WRITE);
-    expect(await keywordSearch(lance.index, 'marker3')).toHaveLength(3); // scans 1,000 rows: under 1.4 a row
+    expect(await search(lance.index, 'marker3')).toHaveLength(3); // scans 1,000 rows: under 1.4 a row
     await lance.index.close(); // waits for any queued upkeep
     expect(await unindexed()).toBe(WRITES * ROWS_PER_WRITE);
 
     const reopened = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
     lance.index = reopened;
     // A new process knows of no write of its own: its searches leave the table to its writer (the next run, another process).
-    for (let i = 0; i < 3; i++) expect(await keywordSearch(reopened, 'marker4')).toHaveLength(3);
+    for (let i = 0; i < 3; i++) expect(await search(reopened, 'marker4')).toHaveLength(3);
     await reopened.close();
     expect(await unindexed()).toBe(WRITES * ROWS_PER_WRITE);
   });
 
   test('in the process that wrote them, the searches fold them in without a write, and a search after finds them indexed', async () => {
     await writeStoppedRun(lance.index);
-    const found = await keywordSearch(lance.index, 'marker7');
+    const found = await search(lance.index, 'marker7');
     expect(found.map((hit) => hit.chunk.text)).toEqual(Array(3).fill('ordinary filler text marker7'));
-    expect(await keywordSearch(lance.index, 'marker8')).toHaveLength(3); // 2,000 rows scanned: the compaction is queued
+    expect(await search(lance.index, 'marker8')).toHaveLength(3); // 2,000 rows scanned: the compaction is queued
     await lance.index.close();
     expect(await unindexed()).toBe(0);
 
     const reopened = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
     lance.index = reopened;
-    const after = await keywordSearch(reopened, 'marker9');
+    const after = await search(reopened, 'marker9');
     expect(after.map((hit) => hit.chunk.text)).toEqual(Array(3).fill('ordinary filler text marker9'));
     expect(await reopened.count(id)).toBe(WRITES * ROWS_PER_WRITE);
   });
@@ -59,7 +58,7 @@ describe('issue 18-09: rows whose writes stopped before their optimize are folde
     await writeStoppedRun(lance.index);
     const api = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS);
     try {
-      for (let i = 0; i < 4; i++) expect(await keywordSearch(api, `marker${i}`)).toHaveLength(3);
+      for (let i = 0; i < 4; i++) expect(await search(api, `marker${i}`)).toHaveLength(3);
     } finally {
       await api.close();
     }

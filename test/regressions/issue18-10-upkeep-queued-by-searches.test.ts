@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
-import { makeChunk, seededVector } from '../../src/platform/vectors/vector-index.contract.js';
-import { unindexedFullTextRows } from '../support/lancedb-fixture.js';
+import { makeChunk } from '../../src/platform/vectors/vector-index.contract.js';
+import { keywordSearch, unindexedFullTextRows } from '../support/lancedb-fixture.js';
 
 /**
  * Issue 18, finding 10 (a review of 27fb7ed, where keyword searches began to queue compactions):
@@ -34,18 +34,18 @@ describe('issue 18-10: compactions queued by searches end before close() and nev
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const keywordSearch = (index: LanceDbVectorIndex, id: string) => index.search(id, { strategy: 'keyword', text: 'filler', vector: seededVector(DIMENSIONS, 1), limit: 3, offset: 0 });
+  const searchFiller = (index: LanceDbVectorIndex, id: string) => keywordSearch(index, id, DIMENSIONS, 'filler');
 
   test('a search that tips the rule while close() waits for a write: close() resolves, and the rows are as the write left them or compacted, never half', async () => {
     await withIndex(async (index, id, dir, upkeepErrors) => {
       await index.add(id, rows(0, 1000));
-      await keywordSearch(index, id); // 1,000 rows scanned: the next search tips 1.4 a row
+      await searchFiller(index, id); // 1,000 rows scanned: the next search tips 1.4 a row
       const writing = index.add(id, rows(1000, 4000)); // holds the table's lock
       const closing = index.close().then(
         () => 'closed',
         (error: unknown) => `close() rejected: ${describeError(error)}`,
       );
-      const searching = keywordSearch(index, id).then(
+      const searching = searchFiller(index, id).then(
         () => 'answered',
         (error: unknown) => `search failed: ${describeError(error)}`,
       );
@@ -63,14 +63,14 @@ describe('issue 18-10: compactions queued by searches end before close() and nev
   test('a compaction queued before its table was dropped and made again does nothing to the new table', async () => {
     await withIndex(async (index, id, dir, upkeepErrors) => {
       await index.add(id, rows(0, 1000));
-      await keywordSearch(index, id); // 1,000 rows scanned
+      await searchFiller(index, id); // 1,000 rows scanned
       const writing = index.add(id, rows(1000, 4000)); // holds the table's lock
       const deleting = index.deleteCollection(id);
       const remade = index.add(id, rows(10_000, 1000)); // a new table, after the drop
       const growing = index.add(id, rows(20_000, 8000));
-      const stale = keywordSearch(index, id).catch(() => []); // on the old table: tips the rule, a compaction queued behind `growing`
+      const stale = searchFiller(index, id).catch(() => []); // on the old table: tips the rule, a compaction queued behind `growing`
       await Promise.all([writing, deleting, remade]);
-      expect(await keywordSearch(index, id)).toHaveLength(3); // on the new table: counts its scans, under 1.4 a row
+      expect(await searchFiller(index, id)).toHaveLength(3); // on the new table: counts its scans, under 1.4 a row
       await Promise.all([growing, stale]);
       await index.add(id, rows(40_000, 10)); // the table's lock: any queued compaction has run by now
       expect(upkeepErrors).toEqual([]);

@@ -5,8 +5,8 @@ import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import type { LanceDbVectorIndexOptions } from '../../src/platform/vectors/lancedb/connection.js';
 import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
-import { makeChunk } from '../../src/platform/vectors/vector-index.contract.js';
-import type { ChunkRecord } from '../../src/platform/vectors/vector-index.js';
+import { makeChunk, seededVector } from '../../src/platform/vectors/vector-index.contract.js';
+import type { ChunkRecord, ScoredChunk } from '../../src/platform/vectors/vector-index.js';
 
 /** A LanceDB index in a temporary directory of its own. */
 export interface LanceDbFixture {
@@ -64,4 +64,9 @@ export async function unindexedFullTextRows(directory: string, collectionId: str
  */
 export function markedWrite(dimensions: number, write: number, rows: number): ChunkRecord[] {
   return Array.from({ length: rows }, (_, i) => makeChunk(dimensions, write * rows + i, { text: `ordinary filler text marker${write}` }));
+}
+
+/** The first three hits of a keyword search for `text` in a collection, as the upkeep tests search (its vector unused). */
+export function keywordSearch(index: LanceDbVectorIndex, collectionId: string, dimensions: number, text: string): Promise<ScoredChunk[]> {
+  return index.search(collectionId, { strategy: 'keyword', text, vector: seededVector(dimensions, 1), limit: 3, offset: 0 });
 }

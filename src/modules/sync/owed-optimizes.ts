@@ -14,7 +14,7 @@ export class OwedOptimizes {
     await this.deps.orm.em.fork().nativeUpdate(SyncJob, { id: { $in: jobIds } }, { indexOptimizedAt: new Date() });
   }
 
-  /** At a worker's start: the optimizes completed jobs still owe, one per collection, in the background. */
+  /** At a worker's start: the optimizes completed jobs still owe, one per collection, in the background (one after another: see SyncPipeline.optimizing). */
   async startLeft(): Promise<void> {
     const owed = await this.deps.orm.em.fork().find(SyncJob, { status: 'COMPLETED', indexOptimizedAt: null }, { populate: ['sourceConnection'] });
     const byCollection = new Map<string, string[]>();

@@ -272,6 +272,35 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     expect([owing.optimized, paid.count]).toEqual([1, 1]);
   });
 
+  test("optimizes left running run one at a time, in the order asked: the next one asks the index only once the one before has ended", async () => {
+    const ends: (() => void)[] = [];
+    const asked: string[] = [];
+    const index = {
+      optimize: (collectionId: string) => {
+        asked.push(collectionId);
+        return new Promise<void>((resolve) => ends.push(resolve));
+      },
+    };
+    const pipeline = new SyncPipeline({ vectors: index as unknown as VectorIndex, logger: { warn: () => undefined } } as unknown as ConstructorParameters<typeof SyncPipeline>[0]);
+    const marked: string[] = [];
+    for (const collectionId of ['a', 'b', 'c']) pipeline.optimizeInBackground(collectionId, async () => void marked.push(collectionId));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    expect([asked, marked]).toEqual([['a'], []]);
+    ends[0]!();
+    await turn();
+    expect([asked, marked]).toEqual([['a', 'b'], ['a']]);
+    ends[1]!();
+    await turn();
+    expect([asked, marked]).toEqual([['a', 'b', 'c'], ['a', 'b']]);
+    ends[2]!();
+    await turn();
+    expect([asked, marked]).toEqual([['a', 'b', 'c'], ['a', 'b', 'c']]);
+    // Once idle, the next one starts at once.
+    pipeline.optimizeInBackground('d', async () => void marked.push('d'));
+    expect(asked).toEqual(['a', 'b', 'c', 'd']);
+  });
+
   test('a failure before anything reached the index leaves it alone', async () => {
     const index = new ScriptedIndex({ failAt: 1 });
     const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 3 });

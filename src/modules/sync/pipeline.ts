@@ -237,6 +237,13 @@ export class SyncPipeline {
   }
 
   /**
+   * The optimize running in the background (see optimizeInBackground) and those queued behind it, or
+   * null: one at a time, as a compaction's memory grows with its table and several at once add theirs
+   * up (runs of several collections ending together, a worker starting with optimizes owed for several).
+   */
+  private optimizing: Promise<void> | null = null;
+
+  /**
    * Optimizes the collection's index (compaction, the full-text and vector indexes brought up to its
    * rows) once the run has ended, without holding the run up: its rows are searchable as soon as they
    * are written, searches read those not yet indexed one by one until the optimize ends (nothing
@@ -244,13 +251,20 @@ export class SyncPipeline {
    * took 1.6–2.6 s of a 100,000-entity sync's 8 s and tens of seconds at 1,000,000, which its job's
    * COMPLETED, its `sync.completed` webhook and the worker's slot waited for. `onOptimized` records it
    * done (SyncJob.indexOptimizedAt); one not done (failed, skipped as the index closes, or its process
-   * stopped) is owed: the connection's next run and the worker's next start do it.
+   * stopped) is owed: the connection's next run and the worker's next start do it. One runs at a time
+   * (see `optimizing`); a queued one has not asked the index for anything yet.
    */
   optimizeInBackground(collectionId: string, onOptimized: () => Promise<void>): void {
-    this.deps.vectors
-      .optimize(collectionId)
-      .then(onOptimized)
-      .catch((error: unknown) => this.deps.logger.warn({ collectionId, err: error }, "the collection's index optimize after a sync was not done; the connection's next run or the worker's next start does it"));
+    const optimize = () =>
+      this.deps.vectors
+        .optimize(collectionId)
+        .then(onOptimized)
+        .catch((error: unknown) => this.deps.logger.warn({ collectionId, err: error }, "the collection's index optimize after a sync was not done; the connection's next run or the worker's next start does it"));
+    const next = this.optimizing ? this.optimizing.then(optimize) : optimize();
+    this.optimizing = next;
+    void next.then(() => {
+      if (this.optimizing === next) this.optimizing = null;
+    });
   }
 
   /** The end of a complete run: what the connection stores and the run did not meet goes. How many rows went. */

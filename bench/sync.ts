@@ -65,43 +65,50 @@ function residentMemory(): { now: number; peak: number } {
   return { now: field('VmRSS'), peak: field('VmHWM') };
 }
 
-/** The main thread's CPU profile between `start` and `stop(name)`, written as `name`.cpuprofile under `--cpu-profile-dir` (nothing without it). */
-const profileDir = values['cpu-profile-dir'];
-const profiler = profileDir ? new Session() : null;
-profiler?.connect();
-const cpuProfile = {
-  start: async () => {
-    await profiler?.post('Profiler.enable');
-    await profiler?.post('Profiler.start');
+/**
+ * A profile of the main thread taken through the inspector between `start` and `stop(name)`, written
+ * as `name`.`extension` under `directory` (nothing without one).
+ */
+function inspectorProfile(directory: string | undefined, extension: string, begin: (session: Session) => Promise<void>, end: (session: Session) => Promise<{ profile: object }>) {
+  const session = directory ? new Session() : null;
+  session?.connect();
+  return {
+    start: async () => {
+      if (session) await begin(session);
+    },
+    stop: async (name: string) => {
+      if (!session || !directory) return;
+      const { profile } = await end(session);
+      mkdirSync(directory, { recursive: true });
+      writeFileSync(path.join(directory, `${name}.${extension}`), JSON.stringify(profile));
+    },
+  };
+}
+
+/** The main thread's CPU profile (`--cpu-profile-dir`). */
+const cpuProfile = inspectorProfile(
+  values['cpu-profile-dir'],
+  'cpuprofile',
+  async (session) => {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
   },
-  stop: async (name: string) => {
-    if (!profiler || !profileDir) return;
-    const { profile } = await profiler.post('Profiler.stop');
-    mkdirSync(profileDir, { recursive: true });
-    writeFileSync(path.join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
-  },
-};
+  (session) => session.post('Profiler.stop'),
+);
 
 /**
- * The main thread's allocations between `start` and `stop(name)` (V8's sampling heap profiler, objects
- * a collection freed since included: what the sync allocates, not what it keeps), written as
- * `name`.heapprofile under `--heap-profile-dir` (nothing without it).
+ * The main thread's allocations (`--heap-profile-dir`; V8's sampling heap profiler, objects a
+ * collection freed since included: what the sync allocates, not what it keeps).
  */
-const heapProfileDir = values['heap-profile-dir'];
-const heapProfiler = heapProfileDir ? new Session() : null;
-heapProfiler?.connect();
-const heapProfile = {
-  start: async () => {
-    await heapProfiler?.post('HeapProfiler.enable');
-    await heapProfiler?.post('HeapProfiler.startSampling', { samplingInterval: 64 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+const heapProfile = inspectorProfile(
+  values['heap-profile-dir'],
+  'heapprofile',
+  async (session) => {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 64 * 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   },
-  stop: async (name: string) => {
-    if (!heapProfiler || !heapProfileDir) return;
-    const { profile } = await heapProfiler.post('HeapProfiler.stopSampling');
-    mkdirSync(heapProfileDir, { recursive: true });
-    writeFileSync(path.join(heapProfileDir, `${name}.heapprofile`), JSON.stringify(profile));
-  },
-};
+  (session) => session.post('HeapProfiler.stopSampling'),
+);
 
 /**
  * A run's time is the job's own, from its creation (the `run` request) to its completion, as the

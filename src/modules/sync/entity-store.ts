@@ -95,7 +95,7 @@ export class EntityStore {
   async upsert(sourceConnectionId: string, collectionId: string, jobId: string, rows: EntityRow[]): Promise<void> {
     if (rows.length === 0) return;
     const fresh = rows.filter((row) => row.isNew);
-    const rest = fresh.length === rows.length ? [] : fresh.length === 0 ? rows : rows.filter((row) => !row.isNew);
+    const rest = rows.filter((row) => !row.isNew);
     const write = (upserted: EntityRow[], inserted: EntityRow[]) =>
       this.transaction(async (statement) => {
         if (inserted.length) await statement(this.insertStatement(false), this.rowParameters(sourceConnectionId, collectionId, jobId, inserted));

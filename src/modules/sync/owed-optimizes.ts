@@ -20,7 +20,9 @@ export class OwedOptimizes {
     const byCollection = new Map<string, string[]>();
     for (const job of owed) {
       const collectionId = job.sourceConnection.collection.id;
-      byCollection.set(collectionId, [...(byCollection.get(collectionId) ?? []), job.id]);
+      const jobIds = byCollection.get(collectionId) ?? [];
+      jobIds.push(job.id);
+      byCollection.set(collectionId, jobIds);
     }
     for (const [collectionId, jobIds] of byCollection) this.deps.pipeline.optimizeInBackground(collectionId, () => this.markDone(jobIds));
   }

@@ -16,6 +16,8 @@ describe('the stored hashes a run reads', () => {
   let pipeline: SyncPipeline;
   /** The ids of each hashes() call of the pipeline. */
   let asked: string[][] = [];
+  /** Each non-empty upsert's rows: id, and whether the run wrote it as new (a plain insert). */
+  let written: [string, boolean | undefined][][] = [];
   const settings = { seed: 5, size_mix: 'small', hierarchy_depth: 0, code_files: false, revision: 0 } as const;
   const jobId = '00000000-0000-4000-8000-0000000000cc';
 
@@ -29,11 +31,16 @@ describe('the stored hashes a run reads', () => {
       asked.push([...entityIds]);
       return entities.hashes(sourceConnectionId, entityIds);
     };
+    counted.upsert = (sourceConnectionId, collectionId, job, rows) => {
+      if (rows.length > 0) written.push(rows.map((row) => [row.entityId, row.isNew]));
+      return entities.upsert(sourceConnectionId, collectionId, job, rows);
+    };
     pipeline = await pipelineOn(table, counted);
   });
   beforeEach(async () => {
     await table.store.delete(table.connectionId, ['stub-0', 'stub-1', 'stub-2']);
     asked = [];
+    written = [];
   });
 
   test('into an empty connection: none for ids met first; an id met again is compared with what the run stored (unchanged: skipped; changed: updated)', async () => {
@@ -41,6 +48,7 @@ describe('the stored hashes a run reads', () => {
     const counts = await run([stubEntity(0, settings), stubEntity(1, settings), stubEntity(1, settings), revised]);
     expect(asked.filter((ids) => ids.length > 0)).toEqual([['stub-1'], ['stub-0']]);
     expect(counts).toMatchObject({ inserted: 2, skipped: 1, updated: 1 });
+    expect(written).toEqual([[['stub-0', true]], [['stub-1', true]], [['stub-0', false]]]);
     expect(await storedHashes()).toEqual(new Map([['stub-0', contentHash(revised)], ['stub-1', contentHash(stubEntity(1, settings))]]));
   });
 
@@ -50,5 +58,6 @@ describe('the stored hashes a run reads', () => {
     const counts = await run([stubEntity(0, settings), stubEntity(2, settings)]);
     expect(asked).toEqual([['stub-0'], ['stub-2']]);
     expect(counts).toMatchObject({ inserted: 1, updated: 1, skipped: 0 });
+    expect(written).toEqual([[['stub-0', true]], [['stub-2', false]]]);
   });
 });

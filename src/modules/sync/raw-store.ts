@@ -30,6 +30,12 @@ function contentLine({ entity, content }: HashedEntity): string {
   return `{"entityId":${JSON.stringify(entity.entityId)},"content":${content}${file}}`;
 }
 
+/** The entity a pack line is about. */
+function entityIdOf(line: PackLine): string {
+  if ('deleted' in line) return line.deleted;
+  return 'entity' in line ? line.entity.entityId : line.entityId;
+}
+
 /** The entity a pack line records (null for a deletion). */
 function storedEntityOf(line: PackLine): StoredEntity | null {
   if ('deleted' in line) return null;
@@ -148,7 +154,7 @@ export class RawStore {
       for (let l = lines.length - 1; l >= 0; l--) {
         if (!lines[l]) continue;
         const line = JSON.parse(lines[l]!) as PackLine;
-        const entityId = 'deleted' in line ? line.deleted : 'entity' in line ? line.entity.entityId : line.entityId;
+        const entityId = entityIdOf(line);
         if (decided.has(entityId)) continue;
         decided.add(entityId);
         const entity = storedEntityOf(line);

@@ -290,6 +290,13 @@ export const settings = {
     description:
       'Embedded index: MiB of index data (IVF partitions, full-text postings) LanceDB keeps in memory across searches. 128 holds every index of a 100,000-chunk collection; at 1,000,000 chunks (~550 MB of indexes) 640 made a hybrid search ~7× cheaper for ~410 MiB more resident memory.',
   },
+  lanceDbShardRows: {
+    env: 'CATCHMENT_LANCEDB_SHARD_ROWS',
+    default: 250_000,
+    parse: integer(1_000, 100_000_000),
+    description:
+      'Embedded index: chunks of a collection per LanceDB table (shard); writes go to a new one once the last holds this many, and searches read them all. Bounds the memory and time of each table\'s upkeep, which grow with the table (a 1,000,000-chunk table\'s peaked 340 MiB above the sync\'s). Every process sharing the data directory must use the same value.',
+  },
   weaviateUrl: {
     env: 'WEAVIATE_URL',
     parse: url('http:', 'https:'),

@@ -34,13 +34,13 @@ export function useLanceDbIndex(dimensions: number, options: LanceDbVectorIndexO
 }
 
 /**
- * The statistics of the index of a collection's table that `pick` chooses (its first match), read
- * through a connection of its own, as another process would see them.
+ * The statistics of the index of a collection's table (its first shard, or `shard`) that `pick`
+ * chooses (its first match), read through a connection of its own, as another process would see them.
  */
-export async function indexStatsOf(directory: string, collectionId: string, pick: (config: lancedb.IndexConfig) => boolean): Promise<lancedb.IndexStatistics> {
+export async function indexStatsOf(directory: string, collectionId: string, pick: (config: lancedb.IndexConfig) => boolean, shard = 0): Promise<lancedb.IndexStatistics> {
   const db = await lancedb.connect(directory);
   try {
-    const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId));
+    const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId, shard));
     try {
       const config = (await table.listIndices()).find(pick);
       if (!config) throw new Error(`the table of ${collectionId} has no such index`);
@@ -53,9 +53,9 @@ export async function indexStatsOf(directory: string, collectionId: string, pick
   }
 }
 
-/** The rows a collection's full-text index lacks (written since its last compaction), read as another process would. */
-export async function unindexedFullTextRows(directory: string, collectionId: string): Promise<number> {
-  return (await indexStatsOf(directory, collectionId, (config) => config.indexType === 'FTS')).numUnindexedRows;
+/** The rows a collection's full-text index (of its first shard, or `shard`) lacks (written since its last compaction), read as another process would. */
+export async function unindexedFullTextRows(directory: string, collectionId: string, shard = 0): Promise<number> {
+  return (await indexStatsOf(directory, collectionId, (config) => config.indexType === 'FTS', shard)).numUnindexedRows;
 }
 
 /**

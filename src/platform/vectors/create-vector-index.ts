@@ -10,7 +10,7 @@ import type { VectorIndex } from './vector-index.js';
  * ~27 MiB of resident memory that an embedded deployment never uses.
  */
 export async function createVectorIndex(
-  config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort' | 'lanceDbIndexCacheMb'>,
+  config: Pick<Config, 'dataDir' | 'weaviateUrl' | 'weaviateApiKey' | 'weaviateGrpcPort' | 'lanceDbIndexCacheMb' | 'lanceDbShardRows'>,
   dimensions: number,
   logger: Pick<Logger, 'warn'>,
 ): Promise<VectorIndex> {
@@ -22,10 +22,11 @@ export async function createVectorIndex(
   return LanceDbVectorIndex.open(path.join(config.dataDir, 'lancedb'), dimensions, lanceDbOptions(config, logger));
 }
 
-/** How the configuration opens the embedded index: its index cache (CATCHMENT_LANCEDB_INDEX_CACHE_MB) and where upkeep failures go. */
-export function lanceDbOptions(config: Pick<Config, 'lanceDbIndexCacheMb'>, logger: Pick<Logger, 'warn'>): LanceDbVectorIndexOptions {
+/** How the configuration opens the embedded index: its index cache (CATCHMENT_LANCEDB_INDEX_CACHE_MB), its shards (CATCHMENT_LANCEDB_SHARD_ROWS) and where upkeep failures go. */
+export function lanceDbOptions(config: Pick<Config, 'lanceDbIndexCacheMb' | 'lanceDbShardRows'>, logger: Pick<Logger, 'warn'>): LanceDbVectorIndexOptions {
   return {
     indexCacheBytes: config.lanceDbIndexCacheMb * 1024 * 1024,
+    shardRows: config.lanceDbShardRows,
     onUpkeepError: (collectionId, error) =>
       logger.warn({ collectionId, err: error instanceof Error ? error.message : String(error) }, 'a compaction of the collection\'s chunk table failed; the searches that scan its rows queue it again, and its sync\'s end optimizes it'),
   };

@@ -363,7 +363,7 @@ describe('createVectorIndex', () => {
   test('without WEAVIATE_URL: LanceDB under <data dir>/lancedb', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-factory-'));
     try {
-      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051, lanceDbIndexCacheMb: 128 }, 4, silentLogger);
+      const index = await createVectorIndex({ dataDir, weaviateUrl: undefined, weaviateApiKey: undefined, weaviateGrpcPort: 50051, lanceDbIndexCacheMb: 128, lanceDbShardRows: 250_000 }, 4, silentLogger);
       expect(index).toBeInstanceOf(LanceDbVectorIndex);
       const id = randomUUID();
       await index.add(id, [makeChunk(4, 1)]);
@@ -383,6 +383,8 @@ describe('createVectorIndex', () => {
     const options = lanceDbOptions(loadConfig({ CATCHMENT_LANCEDB_INDEX_CACHE_MB: '48' }, '/nonexistent/.env'), logger);
     expect(options.indexCacheBytes).toBe(48 * 1024 * 1024);
     expect(lanceDbOptions(loadConfig({}, '/nonexistent/.env'), logger).indexCacheBytes).toBe(128 * 1024 * 1024);
+    expect(lanceDbOptions(loadConfig({}, '/nonexistent/.env'), logger).shardRows).toBe(250_000);
+    expect(lanceDbOptions(loadConfig({ CATCHMENT_LANCEDB_SHARD_ROWS: '50000' }, '/nonexistent/.env'), logger).shardRows).toBe(50_000);
     options.onUpkeepError!('collection-1', new Error('commit conflict'));
     expect(warnings).toEqual([[{ collectionId: 'collection-1', err: 'commit conflict' }, expect.stringContaining('compaction')]]);
   });
@@ -393,7 +395,7 @@ describe('createVectorIndex', () => {
     const port = (server.address() as { port: number }).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const started = Date.now();
-    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port, lanceDbIndexCacheMb: 128 }, 4, silentLogger).then(
+    const error = await createVectorIndex({ dataDir: tmpdir(), weaviateUrl: `http://127.0.0.1:${port}`, weaviateApiKey: 'wv-secret-key', weaviateGrpcPort: port, lanceDbIndexCacheMb: 128, lanceDbShardRows: 250_000 }, 4, silentLogger).then(
       () => null,
       (caught: unknown) => caught as Error,
     );

@@ -14,6 +14,13 @@ export interface LanceDbVectorIndexOptions {
    */
   vectorIndexMinRows?: number;
   /**
+   * Rows of a collection's shard before its writes go to a new one (default DEFAULT_SHARD_ROWS in
+   * lancedb-index.ts): bounds the upkeep of every table, which grows with the table. Every process
+   * sharing a data directory must use the same value (each lists a collection's shards again once
+   * the last it knows holds this many rows).
+   */
+  shardRows?: number;
+  /**
    * IVF partitions of a vector index trained on a table of so many rows (default `ivfPartitionsFor`
    * in maintenance.ts); the index is trained again when this asks for more than it has. Tests make
    * it step at small sizes.
@@ -46,10 +53,10 @@ export const DEFAULT_INDEX_CACHE_BYTES = 128 * 1024 * 1024;
 export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Settings of Lance's native code that bound the memory of a table's upkeep. Every compaction
- * (optimize(), as a sync grows a table and at its end) rewrites each fragment under 1,048,576 rows, all
- * of a table up to that size whatever was added (LanceDB 0.39's Node API passes no compaction options), and then
- * rewrites the full-text index for the moved rows: by default the index is built in one partition of
+ * Settings of Lance's native code that bound the memory of a table's upkeep. Every optimize (as a
+ * sync grows a table and at its end) compacts the fragments written since the last and folds their
+ * rows into the full-text index, whose cost grows with the table (LanceDB 0.39's Node API passes no
+ * compaction or index options): by default the index is built in one partition of
  * up to 4 GiB, held whole while it is written. In partitions of 64 MiB (LANCE_FTS_PARTITION_SIZE,
  * uncompressed) it is written one at a time. Fresh process, a copy of a 600,000-chunk table (stub
  * entities) given 40,000 rows in 20 adds, peak RSS over optimize() without / with a vector index:

@@ -20,7 +20,7 @@ import { ENTITY_KEY_COLUMN } from './arrow.js';
  * version 1). A lower version than the highest seen starts the cache again.
  */
 export class EntityKeyCache {
-  /** Per table (collection id): its fragments' keys. */
+  /** Per table (by name): its fragments' keys. */
   private readonly tables = new Map<string, CachedTable>();
 
   /**
@@ -29,12 +29,12 @@ export class EntityKeyCache {
    * when one is not known: a row deleted before its fragment was read (a search of an older version,
    * while a sync deletes); the caller then reads the column in its searches.
    */
-  async keysOf(collectionId: string, table: lancedb.Table, version: number, rowIds: ArrayLike<bigint>): Promise<BigInt64Array | null> {
-    let cached = this.tables.get(collectionId);
+  async keysOf(tableName: string, table: lancedb.Table, version: number, rowIds: ArrayLike<bigint>): Promise<BigInt64Array | null> {
+    let cached = this.tables.get(tableName);
     if (!cached || cached.rows > 2 * cached.tableRows || version < cached.version) {
       // New, holding mostly fragments compacted away, or of a table made again: start again.
       cached = { fragments: new Map(), rows: 0, tableRows: cached?.tableRows ?? 0, version };
-      this.tables.set(collectionId, cached);
+      this.tables.set(tableName, cached);
     }
     cached.version = Math.max(cached.version, version);
     const fragmentOf = new Int32Array(rowIds.length);
@@ -66,8 +66,8 @@ export class EntityKeyCache {
   }
 
   /** The table's handle was dropped (its table deleted, or gone): its keys go too. */
-  forget(collectionId: string): void {
-    this.tables.delete(collectionId);
+  forget(tableName: string): void {
+    this.tables.delete(tableName);
   }
 
   /**

@@ -17,11 +17,11 @@ const MAX_FILTERS = 64;
 export class FilterShares {
   private readonly tables = new Map<string, { version: number; rows: number; shares: Map<string, number> }>();
 
-  async share(collectionId: string, table: lancedb.Table, version: number, where: string): Promise<number> {
-    let seen = this.tables.get(collectionId);
+  async share(tableName: string, table: lancedb.Table, version: number, where: string): Promise<number> {
+    let seen = this.tables.get(tableName);
     if (seen?.version !== version) {
       seen = { version, rows: await table.countRows(), shares: new Map() };
-      this.tables.set(collectionId, seen);
+      this.tables.set(tableName, seen);
     }
     let share = seen.shares.get(where);
     if (share === undefined) {
@@ -33,7 +33,7 @@ export class FilterShares {
   }
 
   /** The table's handle was dropped (its table deleted, or gone): what was counted of it goes too. */
-  forget(collectionId: string): void {
-    this.tables.delete(collectionId);
+  forget(tableName: string): void {
+    this.tables.delete(tableName);
   }
 }

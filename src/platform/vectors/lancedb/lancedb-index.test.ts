@@ -21,14 +21,20 @@ const DIMENSIONS = 16;
 /** A cache cap far below what a 3,000-row table's indexes take. */
 const CAP = 64 * 1024;
 
-vectorIndexContract('LanceDB (real files)', async () => {
-  const directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-contract-'));
-  return {
-    index: await LanceDbVectorIndex.open(directory, DIMENSIONS),
-    dimensions: DIMENSIONS,
-    cleanup: async () => rmSync(directory, { recursive: true, force: true }),
-  };
-});
+/** The contract once with a collection in one table, once spread over shards of a few rows each (every search merges them). */
+for (const [name, options] of [
+  ['LanceDB (real files)', {}],
+  ['LanceDB (real files, shards of 4 rows)', { shardRows: 4 }],
+] as const) {
+  vectorIndexContract(name, async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'catchment-lance-contract-'));
+    return {
+      index: await LanceDbVectorIndex.open(directory, DIMENSIONS, options),
+      dimensions: DIMENSIONS,
+      cleanup: async () => rmSync(directory, { recursive: true, force: true }),
+    };
+  });
+}
 
 /**
  * A collection's table as an older version made it, in `layout` (two full-text columns, `text` and
@@ -140,9 +146,9 @@ describe('LanceDbVectorIndex', () => {
       const reader = await LanceDbVectorIndex.open(dir, DIMENSIONS);
       const tables = (reader as unknown as { tables: LanceDbTables }).tables;
       await expect(
-        tables.read(id, 0, async (table) => {
+        tables.read(id, 0, async ([table]) => {
           await reader.close();
-          return table.countRows();
+          return table!.countRows();
         }),
       ).rejects.toThrow(/^LanceDbVectorIndex is closed$/);
       const second = await LanceDbVectorIndex.open(dir, DIMENSIONS);
@@ -383,7 +389,7 @@ describe('LanceDbVectorIndex', () => {
       // Five adds, five fragments (no compaction yet): a compaction rewrites them all under new row ids.
       for (let n = 0; n < 5; n++) await writer.add(id, Array.from({ length: 20 }, (_, i) => chunk(n * 20 + i)));
       const query = { strategy: 'hybrid' as const, text: 'ordinary filler number 42', vector: seededVector(DIMENSIONS, 42), limit: 10, offset: 0 };
-      const table = (await (searcher as unknown as { tables: { existing(id: string): Promise<lancedb.Table | null> } }).tables.existing(id))!;
+      const [table] = await (searcher as unknown as { tables: LanceDbTables }).tables.shards(id);
       // The searcher's first page read waits for the writer's compaction: its row ids are then retired.
       const take = table.takeRowIds.bind(table);
       let takes = 0;

@@ -7,7 +7,7 @@ import { EntityKeyCache } from './entity-key-cache.js';
 import { FilterShares, IVF_FILTER_MIN_SHARE } from './filter-shares.js';
 import { literal, whereClause } from './filters.js';
 import { ivfPartitionsFor, TableMaintenance } from './maintenance.js';
-import { candidateColumns, chunkRankings, ivfProbesFor } from './rankings.js';
+import { candidateColumns, chunkRankings, ivfProbesFor, type RankingContext, SHARD } from './rankings.js';
 import { DETAILS_RESULT, KEYWORDS_DETAILS_RESULT, LEGACY_RESULT, pageRows, queryRows, type ResultColumns, type Row } from './rows.js';
 import { LanceDbTables } from './tables.js';
 
@@ -16,13 +16,24 @@ export type { LanceDbVectorIndexOptions } from './connection.js';
 /** Larger adds are written in slices of at least this many rows (and fewer than twice as many). */
 const MIN_SLICE_ROWS = 5000;
 const DEFAULT_VECTOR_INDEX_MIN_ROWS = 50_000;
+/**
+ * Rows of a collection's shard (see LanceDbTables) before its writes go to the next. The upkeep of a
+ * table grows with it: each compaction folds the rows added into its whole full-text index, so at
+ * 1,000,000 rows in one table an optimize took 4–15 s and lifted resident memory 150–340 MiB over the
+ * sync's (bench:memory, a search every 2 s: peaks 1,006 MiB at 500,000 entities, 1,247 at 1,000,000).
+ * A shard's upkeep stops growing at this size (an optimize at 250,000 rows: ~2–4 s, ~+100 MiB), and
+ * searches read each shard; a collection of fewer chunks (bench:search's 100,000) is one table.
+ */
+export const DEFAULT_SHARD_ROWS = 250_000;
 
 export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
 
 /**
- * LanceDB files under the data directory: one table per collection, created on its first add with
- * an explicit Arrow schema and a full-text index on its keywords (KEYWORDS_COLUMN). Writes to one
- * table are serialized inside this process; reads are not.
+ * LanceDB files under the data directory: a collection's chunks in one table, or in shards of
+ * `shardRows` rows beyond (see LanceDbTables), each created on its first add with an explicit Arrow
+ * schema and a full-text index on its keywords (KEYWORDS_COLUMN). Writes to a collection are
+ * serialized inside this process; reads are not. Upkeep (TableMaintenance), the entity keys and the
+ * filters' shares are kept per table (shard), by its name.
  */
 export class LanceDbVectorIndex implements VectorIndex {
   private readonly tables: LanceDbTables;
@@ -30,6 +41,8 @@ export class LanceDbVectorIndex implements VectorIndex {
   private readonly entityKeys = new EntityKeyCache();
   private readonly filterShares = new FilterShares();
   private readonly ivfProbes: (partitions: number) => number;
+  /** The collection of each shard this process used (its upkeep, keyed by table name, locks the collection). */
+  private readonly collectionOfTable = new Map<string, string>();
 
   private constructor(
     db: lancedb.Connection,
@@ -38,16 +51,18 @@ export class LanceDbVectorIndex implements VectorIndex {
     options: LanceDbVectorIndexOptions,
   ) {
     this.ivfProbes = options.ivfProbes ?? ivfProbesFor;
-    this.tables = new LanceDbTables(db, dimensions, (collectionId) => {
-      this.maintenance.forget(collectionId);
-      this.entityKeys.forget(collectionId);
-      this.filterShares.forget(collectionId);
+    this.tables = new LanceDbTables(db, dimensions, options.shardRows ?? DEFAULT_SHARD_ROWS, (tableName) => {
+      this.maintenance.forget(tableName);
+      this.entityKeys.forget(tableName);
+      this.filterShares.forget(tableName);
+      this.collectionOfTable.delete(tableName);
     });
+    const onUpkeepError = options.onUpkeepError ?? (() => undefined);
     this.maintenance = new TableMaintenance(
       options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS,
       options.ivfPartitionsFor ?? ivfPartitionsFor,
-      (collectionId, run) => this.tables.exclusive(collectionId, run),
-      options.onUpkeepError ?? (() => undefined),
+      (tableName, run) => this.tables.exclusive(this.collectionOf(tableName), run),
+      (tableName, error) => onUpkeepError(this.collectionOf(tableName), error),
     );
   }
 
@@ -57,9 +72,9 @@ export class LanceDbVectorIndex implements VectorIndex {
     return new LanceDbVectorIndex(db, session, dimensions, options);
   }
 
-  /** The table holding a collection's chunks (see LanceDbTables.tableName). */
-  static tableName(collectionId: string): string {
-    return LanceDbTables.tableName(collectionId);
+  /** The table holding a collection's chunks, or those of its shard `shard` (see LanceDbTables.tableName). */
+  static tableName(collectionId: string, shard = 0): string {
+    return LanceDbTables.tableName(collectionId, shard);
   }
 
   // ---------------------------------------------------------------- writes
@@ -68,37 +83,43 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (chunks.length === 0) return;
     checkChunks(chunks, this.dimensions);
     await this.tables.exclusive(collectionId, async () => {
-      const table = (await this.tables.existing(collectionId)) ?? (await this.create(collectionId));
+      const table = await this.writeShard(collectionId);
+      const name = this.tables.nameOf(table);
       const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
       const size = Math.ceil(chunks.length / slices);
       for (let start = 0; start < chunks.length; start += size) {
         await table.add(chunksToArrow(chunks.slice(start, start + size), this.tables.schemaOf(table)));
-        await this.maintenance.wrote(collectionId, table);
+        await this.maintenance.wrote(name, table);
       }
     });
   }
 
   async deleteEntities(collectionId: string, sourceConnectionId: string, entityIds: string[]): Promise<void> {
     if (entityIds.length === 0) return;
-    await this.tables.exclusive(collectionId, async () => {
-      const table = await this.tables.existing(collectionId);
-      if (!table) return;
-      // Bounded IN lists keep the SQL small when a sync deletes many entities at once.
-      const unique = [...new Set(entityIds)];
-      for (let start = 0; start < unique.length; start += 5000) {
-        const ids = unique.slice(start, start + 5000).map(literal).join(', ');
-        await table.delete(`source_connection_id = ${literal(sourceConnectionId)} AND entity_id IN (${ids})`);
-        await this.maintenance.wrote(collectionId, table);
-      }
-    });
+    // Bounded IN lists keep the SQL small when a sync deletes many entities at once.
+    const unique = [...new Set(entityIds)];
+    const predicates: string[] = [];
+    for (let start = 0; start < unique.length; start += 5000) {
+      const ids = unique.slice(start, start + 5000).map(literal).join(', ');
+      predicates.push(`source_connection_id = ${literal(sourceConnectionId)} AND entity_id IN (${ids})`);
+    }
+    await this.deleteWhere(collectionId, predicates);
   }
 
   async deleteSourceConnection(collectionId: string, sourceConnectionId: string): Promise<void> {
+    await this.deleteWhere(collectionId, [`source_connection_id = ${literal(sourceConnectionId)}`]);
+  }
+
+  /** Deletes the rows each predicate matches from every shard; a shard it deleted rows from counts a write (its upkeep). */
+  private async deleteWhere(collectionId: string, predicates: string[]): Promise<void> {
     await this.tables.exclusive(collectionId, async () => {
-      const table = await this.tables.existing(collectionId);
-      if (!table) return;
-      await table.delete(`source_connection_id = ${literal(sourceConnectionId)}`);
-      await this.maintenance.wrote(collectionId, table);
+      for (const table of await this.tables.shards(collectionId)) {
+        const name = this.tables.nameOf(table);
+        this.collectionOfTable.set(name, collectionId);
+        for (const predicate of predicates) {
+          if ((await table.delete(predicate)).numDeletedRows > 0) await this.maintenance.wrote(name, table);
+        }
+      }
     });
   }
 
@@ -106,16 +127,23 @@ export class LanceDbVectorIndex implements VectorIndex {
     await this.tables.exclusive(collectionId, () => this.tables.drop(collectionId));
   }
 
+  /** Optimizes each shard written since this process last compacted it, or not known to it (a restart: an optimize owed). */
   async optimize(collectionId: string): Promise<void> {
     await this.tables.exclusive(collectionId, async () => {
       // Asked before close() began, not started yet: close() would wait for all of it (tens of seconds at a
       // million rows). Left undone, it is owed (SyncJob.indexOptimizedAt): the worker's next start does it.
       if (this.tables.isClosing()) throw new Error('LanceDbVectorIndex is closing: the optimize is left undone');
-      const table = await this.tables.existing(collectionId);
-      if (!table) return;
-      await this.maintenance.compact(collectionId, table);
-      await this.maintenance.upkeepVectorIndex(collectionId, table, true);
+      for (const table of await this.tables.shards(collectionId)) await this.optimizeShard(collectionId, table);
     });
+  }
+
+  /** Compacts a shard and brings its vector index to rest, unless this process compacted it and wrote nothing since. The caller holds the collection's lock. */
+  private async optimizeShard(collectionId: string, table: lancedb.Table): Promise<void> {
+    const name = this.tables.nameOf(table);
+    if (!this.maintenance.mayNeedCompaction(name)) return;
+    this.collectionOfTable.set(name, collectionId);
+    await this.maintenance.compact(name, table);
+    await this.maintenance.upkeepVectorIndex(name, table, true);
   }
 
   async settled(collectionId: string): Promise<void> {
@@ -132,14 +160,15 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /**
-   * Fragment, version and index statistics of a collection's table (null when it has none), and its
-   * layout (tables made before CURRENT_LAYOUT are searched more slowly, see ChunkLayout); for
-   * operations, benchmarks and tests.
+   * Fragment, version and index statistics of a collection's shard (null when it has none), and its
+   * layout (tables made before CURRENT_LAYOUT are searched more slowly, see ChunkLayout), with the
+   * collection's count of shards; for operations, benchmarks and tests.
    */
-  async stats(collectionId: string): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; layout: ChunkLayout }) | null> {
-    const table = await this.tables.existing(collectionId);
+  async stats(collectionId: string, shard = 0): Promise<(LanceDbTableStats & { indices: lancedb.IndexConfig[]; layout: ChunkLayout; shards: number }) | null> {
+    const shards = await this.tables.shards(collectionId);
+    const table = shards[shard];
     if (!table) return null;
-    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), layout: this.tables.layoutOf(table) };
+    return { ...(await table.stats()), versions: (await table.listVersions()).length, indices: await table.listIndices(), layout: this.tables.layoutOf(table), shards: shards.length };
   }
 
   /** Bytes LanceDB's caches (index data, file metadata) hold now: at most what the options allow. */
@@ -148,10 +177,11 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /** IVF partitions a semantic search of the table probes with this filter; null for an exact scan (see RankingContext.ivfProbes). */
-  private async probesOf(collectionId: string, table: lancedb.Table, version: number, where: string | null): Promise<number | null> {
-    const partitions = await this.maintenance.vectorPartitions(collectionId, table, version);
+  private async probesOf(table: lancedb.Table, version: number, where: string | null): Promise<number | null> {
+    const name = this.tables.nameOf(table);
+    const partitions = await this.maintenance.vectorPartitions(name, table, version);
     if (partitions === null) return null;
-    if (where !== null && (await this.filterShares.share(collectionId, table, version, where)) < IVF_FILTER_MIN_SHARE) return null;
+    if (where !== null && (await this.filterShares.share(name, table, version, where)) < IVF_FILTER_MIN_SHARE) return null;
     return Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions))));
   }
 
@@ -161,17 +191,36 @@ export class LanceDbVectorIndex implements VectorIndex {
     return layout.textInKeywords ? KEYWORDS_DETAILS_RESULT : DETAILS_RESULT;
   }
 
-  private async create(collectionId: string): Promise<lancedb.Table> {
-    const table = await this.tables.create(collectionId);
-    await this.maintenance.createFullText(collectionId, table, fullTextColumns(this.tables.layoutOf(table)));
+  /**
+   * The shard a write goes to (LanceDbTables.writeShard), a new one given its full-text indexes. The
+   * shard it fills is optimized first, as a sync's end would: nothing writes to it any more, and until
+   * then every search would scan the rows written since its last compaction (a sync that compacts
+   * every 20 writes while searched leaves up to 40,000). The caller holds the collection's lock.
+   */
+  private async writeShard(collectionId: string): Promise<lancedb.Table> {
+    const { table, created, filled } = await this.tables.writeShard(collectionId);
+    const name = this.tables.nameOf(table);
+    this.collectionOfTable.set(name, collectionId);
+    if (filled) await this.optimizeShard(collectionId, filled);
+    if (created) await this.maintenance.createFullText(name, table, fullTextColumns(this.tables.layoutOf(table)));
     return table;
+  }
+
+  /** The collection a shard this process used belongs to (its upkeep runs under the collection's lock). */
+  private collectionOf(tableName: string): string {
+    const collectionId = this.collectionOfTable.get(tableName);
+    if (collectionId === undefined) throw new Error(`LanceDB table ${tableName} is not known to this index`);
+    return collectionId;
   }
 
   // ---------------------------------------------------------------- reads
 
   async count(collectionId: string, filter?: FilterGroup[]): Promise<number> {
     const where = whereClause(filter);
-    return this.tables.read(collectionId, 0, (table) => (where === null ? table.countRows() : table.countRows(where)));
+    return this.tables.read(collectionId, 0, async (shards) => {
+      const counts = await Promise.all(shards.map((table) => (where === null ? table.countRows() : table.countRows(where))));
+      return counts.reduce((sum, count) => sum + count, 0);
+    });
   }
 
   async search(collectionId: string, query: VectorQuery): Promise<ScoredChunk[]> {
@@ -180,51 +229,69 @@ export class LanceDbVectorIndex implements VectorIndex {
     const limit = Math.max(0, Math.floor(query.limit) || 0);
     if (limit === 0) return [];
     const documents = offset + limit;
-    return this.tables.read(collectionId, [] as ScoredChunk[], async (table) => {
-      this.maintenance.searched(collectionId);
-      const layout = this.tables.layoutOf(table);
-      const candidates = candidateColumns(layout.keyed);
-      // Read once: the index's partitions, the filter's share and the cached entity keys are all kept per version.
-      const version = await table.version();
-      const fullText = fullTextColumns(layout);
-      const context = {
-        table,
-        dimensions: this.dimensions,
-        ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(collectionId, table, version, where),
-        beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(collectionId, table, fullText, version),
-        fullTextColumns: fullText,
-        candidates,
-        entityKeys: layout.keyed ? (rowIds: bigint[]) => this.entityKeys.keysOf(collectionId, table, version, rowIds) : undefined,
-      };
-      const result = this.resultColumns(layout);
+    return this.tables.read(collectionId, [] as ScoredChunk[], async (shards) => {
+      const contexts = await Promise.all(shards.map((table, shard) => this.rankingContext(collectionId, table, shard, query, where)));
       // Containers count at CONTAINER_WEIGHT (see there).
-      const weightOf = (row: Row) => (candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
-      const rowIdOf = (ranked: RankedDocument<Row>) => ranked.best.item._rowid as bigint;
+      const weightOf = (row: Row) => (contexts[row[SHARD] as number]!.candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
       const rankedPage = async () => {
-        const ranked = await rankDocumentsDeepening(documents, (depth) => chunkRankings(context, query, where, depth), weightOf);
+        const ranked = await rankDocumentsDeepening(documents, (depth) => chunkRankings(contexts, query, where, depth), weightOf);
         const page = ranked.slice(offset, documents);
-        return { page, rows: await pageRows(table, result, page.map(rowIdOf)) };
+        const rows = await Promise.all(contexts.map((context) => pageRows(context.table, context.result, page.filter((document) => document.best.item[SHARD] === context.shard).map(rowIdOf))));
+        return { page, rows };
       };
       let { page, rows } = await rankedPage();
+      const rowOf = (ranked: RankedDocument<Row>) => rows[ranked.best.item[SHARD] as number]!.get(rowIdOf(ranked));
       // Row ids a compaction (another process) retired between the ranking and the page read read
-      // nothing: the search runs again once, on the new version. A row deleted meanwhile (a
+      // nothing: the search runs again once, on the new versions. A row deleted meanwhile (a
       // concurrent sync) is left out.
-      if (rows.size < page.length) ({ page, rows } = await rankedPage());
+      if (page.some((ranked) => !rowOf(ranked))) ({ page, rows } = await rankedPage());
       return page.flatMap((ranked) => {
-        const full = rows.get(rowIdOf(ranked));
-        return full ? [{ chunk: result.toChunk(full), score: ranked.score }] : [];
+        const full = rowOf(ranked);
+        return full ? [{ chunk: contexts[ranked.best.item[SHARD] as number]!.result.toChunk(full), score: ranked.score }] : [];
       });
     });
   }
 
+  /** What a search ranks one shard with, read at its version now: the index's partitions, the filter's share and the cached entity keys are all kept per version. */
+  private async rankingContext(collectionId: string, table: lancedb.Table, shard: number, query: VectorQuery, where: string | null): Promise<RankingContext & { result: ResultColumns }> {
+    const name = this.tables.nameOf(table);
+    this.collectionOfTable.set(name, collectionId);
+    this.maintenance.searched(name);
+    const layout = this.tables.layoutOf(table);
+    const version = await table.version();
+    const fullText = fullTextColumns(layout);
+    return {
+      table,
+      shard,
+      dimensions: this.dimensions,
+      ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(table, version, where),
+      beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(name, table, fullText, version),
+      fullTextColumns: fullText,
+      candidates: candidateColumns(layout.keyed),
+      entityKeys: layout.keyed ? (rowIds: bigint[]) => this.entityKeys.keysOf(name, table, version, rowIds) : undefined,
+      result: this.resultColumns(layout),
+    };
+  }
+
   async list(collectionId: string, filter: FilterGroup[], limit: number): Promise<Omit<ChunkRecord, 'vector'>[]> {
     const where = whereClause(filter);
-    const chunks = await this.tables.read(collectionId, [] as Omit<ChunkRecord, 'vector'>[], async (table) => {
-      const result = this.resultColumns(this.tables.layoutOf(table));
-      let query = table.query().select([...result.columns]).limit(Math.max(0, Math.floor(limit)));
-      if (where !== null) query = query.where(where);
-      return (await queryRows(query)).map(result.toChunk);
+    const most = Math.max(0, Math.floor(limit));
+    const chunks = await this.tables.read(collectionId, [] as Omit<ChunkRecord, 'vector'>[], async (shards) => {
+      const perShard = await Promise.all(
+        shards.map(async (table) => {
+          const result = this.resultColumns(this.tables.layoutOf(table));
+          let query = table.query().select([...result.columns]).limit(most);
+          if (where !== null) query = query.where(where);
+          return (await queryRows(query)).map(result.toChunk);
+        }),
+      );
+      return perShard.flat();
     });
-    return chunks.sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex);
+    return chunks.sort((a, b) => a.entityId.localeCompare(b.entityId) || a.chunkIndex - b.chunkIndex).slice(0, most);
   }
+}
+
+/** The row id of a document's best chunk, within its shard. */
+function rowIdOf(ranked: RankedDocument<Row>): bigint {
+  return ranked.best.item._rowid as bigint;
 }

@@ -4,8 +4,11 @@ import * as lancedb from '@lancedb/lancedb';
  * Writes (adds and deletes: each a fragment or a deletion file, and a version) after which a table nobody
  * searches is compacted, once the rows added since its last compaction are at least as many as it held then
  * (GROWTH_BEFORE_COMPACTION); after COMPACT_AFTER_WRITES_AT_MOST whatever was added. A compaction costs the
- * whole table, not what was added: LanceDB 0.39 rewrites every fragment under 1,048,576 rows, all of a table up
- * to that size, and its indexes' share of them (~13 µs a row). So with a fixed count (every 20 writes until
+ * whole table, not what was added (~13 µs a row of the table): its rewrite of fragments is the rows added
+ * since the last one (LanceDB never merges fragments its indexes cover differently: a 1,000,000-entity sync's
+ * compactions each replaced the 20–28 fragments written since by one or two), but folding them into the
+ * indexes grows with the table (the full-text index's share is most of it, see SCANNED_ROWS_PER_TABLE_ROW);
+ * shards bound the table (DEFAULT_SHARD_ROWS in lancedb-index.ts). So with a fixed count (every 20 writes until
  * this), a 100,000-entity sync in 2,000-entity batches compacted at 40,000 and 80,000 rows before its final
  * optimize: 4.7 s of upkeep CPU, against 3.3 s for the final optimize alone (bench:sync, the vector index
  * trained in both); a 1,000,000-entity one ~27 times (every 40,000 rows), rewriting ~15 million rows. By growth,
@@ -140,7 +143,7 @@ export function vectorIndexPartitions(indices: readonly lancedb.IndexConfig[]): 
 }
 
 /**
- * The upkeep of chunk tables: full-text indexes (made with the table, or late for older tables),
+ * The upkeep of chunk tables (each shard of a collection, by its name): full-text indexes (made with the table, or late for older tables),
  * compaction as a table grows (COMPACT_AFTER_WRITES; earlier while keyword searches scan the rows added), and the vector index once a table is large enough,
  * trained again with more partitions as the table grows.
  * Callers hold the table's write lock, except `beforeKeywordSearch`, which takes it through `exclusive`.
@@ -159,11 +162,13 @@ export class TableMaintenance {
   private readonly compactionQueued = new Set<string>();
   /**
    * A mark of each table's last compaction by this process, or of its handle's dropping (`forget`,
-   * which keeps it: a number a collection): a compaction a search queued that finds the mark moved
+   * which keeps it: a number a table): a compaction a search queued that finds the mark moved
    * has nothing to do, or a stale handle.
    */
   private readonly compactionMarks = new Map<string, number>();
   private lastMark = 0;
+  /** Tables this process compacted and wrote nothing to since. */
+  private readonly compactedSinceWrites = new Set<string>();
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
   /** The partitions of each table's vector index as last seen, with the table version it was seen at. */
@@ -177,9 +182,9 @@ export class TableMaintenance {
   constructor(
     private readonly vectorIndexMinRows: number,
     private readonly partitionsFor: (rows: number) => number,
-    private readonly exclusive: <T>(collectionId: string, run: () => Promise<T>) => Promise<T>,
+    private readonly exclusive: <T>(tableName: string, run: () => Promise<T>) => Promise<T>,
     /** A compaction a search queued failed (best effort: the searches queue it again, see beforeKeywordSearch). */
-    private readonly onUpkeepError: (collectionId: string, error: unknown) => void,
+    private readonly onUpkeepError: (tableName: string, error: unknown) => void,
   ) {}
 
   /**
@@ -191,34 +196,45 @@ export class TableMaintenance {
    * ~20 % faster, its peak memory ~200 MiB lower); a sync of fewer than COMPACT_AFTER_WRITES writes
    * (~140,000 entities in batches of 2,000) trains it at its end.
    */
-  async wrote(collectionId: string, table: lancedb.Table): Promise<void> {
-    const writes = (this.writes.get(collectionId) ?? 0) + 1;
-    this.writes.set(collectionId, writes);
-    if (!this.rowsAtCompaction.has(collectionId)) this.rowsAtCompaction.set(collectionId, await table.countRows());
-    if (!(await this.grewEnough(collectionId, table, writes))) return;
-    await this.compact(collectionId, table);
-    await this.upkeepVectorIndex(collectionId, table, false);
+  async wrote(tableName: string, table: lancedb.Table): Promise<void> {
+    this.compactedSinceWrites.delete(tableName);
+    const writes = (this.writes.get(tableName) ?? 0) + 1;
+    this.writes.set(tableName, writes);
+    if (!this.rowsAtCompaction.has(tableName)) this.rowsAtCompaction.set(tableName, await table.countRows());
+    if (!(await this.grewEnough(tableName, table, writes))) return;
+    await this.compact(tableName, table);
+    await this.upkeepVectorIndex(tableName, table, false);
   }
 
   /** Whether `writes` since the table's last compaction call for one (COMPACT_AFTER_WRITES; SEARCHED_COMPACT_AFTER_WRITES once searched). */
-  private async grewEnough(collectionId: string, table: lancedb.Table, writes: number): Promise<boolean> {
+  private async grewEnough(tableName: string, table: lancedb.Table, writes: number): Promise<boolean> {
     if (writes >= COMPACT_AFTER_WRITES_AT_MOST) return true;
-    if (writes >= SEARCHED_COMPACT_AFTER_WRITES && this.searchedWhileWritten.has(collectionId)) return true;
+    if (writes >= SEARCHED_COMPACT_AFTER_WRITES && this.searchedWhileWritten.has(tableName)) return true;
     if (writes < COMPACT_AFTER_WRITES) return false;
-    const before = this.rowsAtCompaction.get(collectionId) ?? 0;
+    const before = this.rowsAtCompaction.get(tableName) ?? 0;
     return (await table.countRows()) - before >= GROWTH_BEFORE_COMPACTION * before;
   }
 
   /** Compacts fragments, folds new rows into the full-text indexes and prunes old versions. */
-  async compact(collectionId: string, table: lancedb.Table): Promise<void> {
+  async compact(tableName: string, table: lancedb.Table): Promise<void> {
     await table.optimize({ cleanupOlderThan: new Date(Date.now() - KEEP_VERSIONS_MS) });
     // Counted only once it is done: a failed one leaves the writes and searches that called for it
     // counted, so the next write or search calls for it again. (Searches during it scanned rows it folded in.)
-    this.writes.set(collectionId, 0);
-    this.scannedRows.delete(collectionId);
-    this.searchedWhileWritten.delete(collectionId);
-    this.compactionMarks.set(collectionId, ++this.lastMark);
-    this.rowsAtCompaction.set(collectionId, await table.countRows());
+    this.writes.set(tableName, 0);
+    this.scannedRows.delete(tableName);
+    this.searchedWhileWritten.delete(tableName);
+    this.compactionMarks.set(tableName, ++this.lastMark);
+    this.rowsAtCompaction.set(tableName, await table.countRows());
+    this.compactedSinceWrites.add(tableName);
+  }
+
+  /**
+   * Whether an optimize of the table may have anything to do: not when this process compacted it and
+   * wrote nothing to it since (a collection's full shards, at the end of a sync that wrote its last);
+   * a table it knows nothing of (a restart) may.
+   */
+  mayNeedCompaction(tableName: string): boolean {
+    return !this.compactedSinceWrites.has(tableName);
   }
 
   /**
@@ -233,30 +249,30 @@ export class TableMaintenance {
    * 1,000,000 rows took 12 s of CPU). Checked at compactions only (COMPACT_AFTER_WRITES or
    * earlier while searched, and at a sync's end), never per write.
    */
-  async upkeepVectorIndex(collectionId: string, table: lancedb.Table, atRest: boolean): Promise<void> {
+  async upkeepVectorIndex(tableName: string, table: lancedb.Table, atRest: boolean): Promise<void> {
     const rows = await table.countRows();
     const indices = await table.listIndices();
     const current = indices.find((index) => index.columns.includes('vector'));
     if (!current && rows < this.vectorIndexMinRows) return;
     const partitions = current ? vectorIndexPartitions(indices)! : 0;
     const wanted = Math.max(partitions, this.partitionsFor(rows));
-    if (current && wanted === partitions && !(await this.tooManySegments(collectionId, table, current.name, rows, atRest))) return;
+    if (current && wanted === partitions && !(await this.tooManySegments(tableName, table, current.name, rows, atRest))) return;
     const name = `${VECTOR_INDEX_PREFIX}${wanted}`;
     await table.createIndex('vector', { config: lancedb.Index.ivfFlat({ numPartitions: wanted, distanceType: 'cosine', maxIterations: KMEANS_ITERATIONS }), name, replace: true });
     if (current && current.name !== name) await table.dropIndex(current.name);
-    this.partitions.delete(collectionId);
-    this.trainedRows.set(collectionId, rows);
+    this.partitions.delete(tableName);
+    this.trainedRows.set(tableName, rows);
   }
 
   /** Whether the vector index `name` holds more segments than it should (see vectorIndexSegmentsAllowed and RETRAIN_GROWTH_SHARE). */
-  private async tooManySegments(collectionId: string, table: lancedb.Table, name: string, rows: number, atRest: boolean): Promise<boolean> {
+  private async tooManySegments(tableName: string, table: lancedb.Table, name: string, rows: number, atRest: boolean): Promise<boolean> {
     const segments = (await table.indexStats(name))?.numIndices ?? 1;
     if (!atRest) return segments > MAX_SEGMENTS_DURING_RUN;
     const allowed = vectorIndexSegmentsAllowed(rows);
     if (segments <= allowed) return false;
     if (segments > allowed + EXTRA_SEGMENTS_TOLERATED) return true;
-    if (!this.trainedRows.has(collectionId)) this.trainedRows.set(collectionId, rows);
-    return rows - this.trainedRows.get(collectionId)! >= RETRAIN_GROWTH_SHARE * rows;
+    if (!this.trainedRows.has(tableName)) this.trainedRows.set(tableName, rows);
+    return rows - this.trainedRows.get(tableName)! >= RETRAIN_GROWTH_SHARE * rows;
   }
 
   /**
@@ -264,11 +280,11 @@ export class TableMaintenance {
    * probes. Listed again only when the table's `version` (the caller's read of it) changed: another
    * process may have retrained it, and a listing costs ~0.25 ms.
    */
-  async vectorPartitions(collectionId: string, table: lancedb.Table, version: number): Promise<number | null> {
-    const seen = this.partitions.get(collectionId);
+  async vectorPartitions(tableName: string, table: lancedb.Table, version: number): Promise<number | null> {
+    const seen = this.partitions.get(tableName);
     if (seen?.version === version) return seen.partitions;
     const partitions = vectorIndexPartitions(await table.listIndices());
-    this.partitions.set(collectionId, { version, partitions });
+    this.partitions.set(tableName, { version, partitions });
     return partitions;
   }
 
@@ -276,8 +292,8 @@ export class TableMaintenance {
    * Run before every search: one while writes since the table's last compaction wait brings the next
    * compaction forward (SEARCHED_COMPACT_AFTER_WRITES).
    */
-  searched(collectionId: string): void {
-    if ((this.writes.get(collectionId) ?? 0) > 0) this.searchedWhileWritten.add(collectionId);
+  searched(tableName: string): void {
+    if ((this.writes.get(tableName) ?? 0) > 0) this.searchedWhileWritten.add(tableName);
   }
 
   /**
@@ -287,66 +303,67 @@ export class TableMaintenance {
    * the search whose scans tip SCANNED_ROWS_PER_TABLE_ROW queues the table's compaction behind the
    * writes in progress and goes on (it scans the rows once more; the searches after it do not).
    */
-  async beforeKeywordSearch(collectionId: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<void> {
-    if (!this.ftsReady.has(collectionId)) await this.exclusive(collectionId, () => this.createFullText(collectionId, table, columns));
-    if ((this.writes.get(collectionId) ?? 0) === 0) return;
-    const { rows, unindexed } = await this.unindexedRows(collectionId, table, version);
-    const scanned = (this.scannedRows.get(collectionId) ?? 0) + unindexed;
-    this.scannedRows.set(collectionId, scanned);
-    if (unindexed === 0 || scanned < SCANNED_ROWS_PER_TABLE_ROW * rows || this.compactionQueued.has(collectionId)) return;
-    const markBefore = this.compactionMarks.get(collectionId);
+  async beforeKeywordSearch(tableName: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<void> {
+    if (!this.ftsReady.has(tableName)) await this.exclusive(tableName, () => this.createFullText(tableName, table, columns));
+    if ((this.writes.get(tableName) ?? 0) === 0) return;
+    const { rows, unindexed } = await this.unindexedRows(tableName, table, version);
+    const scanned = (this.scannedRows.get(tableName) ?? 0) + unindexed;
+    this.scannedRows.set(tableName, scanned);
+    if (unindexed === 0 || scanned < SCANNED_ROWS_PER_TABLE_ROW * rows || this.compactionQueued.has(tableName)) return;
+    const markBefore = this.compactionMarks.get(tableName);
     let queued: Promise<void>;
     try {
-      queued = this.exclusive(collectionId, async () => {
-        this.compactionQueued.delete(collectionId);
+      queued = this.exclusive(tableName, async () => {
+        this.compactionQueued.delete(tableName);
         // A compaction since it was queued (a write's, an optimize) folded the rows in, or the table was dropped.
-        if (this.compactionMarks.get(collectionId) !== markBefore) return;
-        await this.compact(collectionId, table);
-        await this.upkeepVectorIndex(collectionId, table, false);
+        if (this.compactionMarks.get(tableName) !== markBefore) return;
+        await this.compact(tableName, table);
+        await this.upkeepVectorIndex(tableName, table, false);
       });
     } catch {
       return; // the index is closing: no more upkeep
     }
-    this.compactionQueued.add(collectionId);
+    this.compactionQueued.add(tableName);
     queued.catch((error: unknown) => {
-      this.compactionQueued.delete(collectionId);
+      this.compactionQueued.delete(tableName);
       // The searches call for it again once they have scanned as much again (not at every search while it fails).
-      this.scannedRows.set(collectionId, 0);
-      this.onUpkeepError(collectionId, error);
+      this.scannedRows.set(tableName, 0);
+      this.onUpkeepError(tableName, error);
     });
   }
 
   /** The table's rows and those its full-text indexes lack, read once per table version (~0.1 ms). */
-  private async unindexedRows(collectionId: string, table: lancedb.Table, version: number): Promise<{ rows: number; unindexed: number }> {
-    const seen = this.unindexed.get(collectionId);
+  private async unindexedRows(tableName: string, table: lancedb.Table, version: number): Promise<{ rows: number; unindexed: number }> {
+    const seen = this.unindexed.get(tableName);
     if (seen?.version === version) return seen;
     const fullText = (await table.listIndices()).filter((index) => index.indexType === 'FTS');
     const stats = await Promise.all(fullText.map((index) => table.indexStats(index.name)));
     const read = { version, rows: await table.countRows(), unindexed: stats.reduce((sum, stat) => sum + (stat?.numUnindexedRows ?? 0), 0) };
-    this.unindexed.set(collectionId, read);
+    this.unindexed.set(tableName, read);
     return read;
   }
 
   /** Creates the full-text indexes (BM25) on `columns` (fullTextColumns of the table's layout) a table lacks; the caller holds its lock. */
-  async createFullText(collectionId: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
+  async createFullText(tableName: string, table: lancedb.Table, columns: readonly string[]): Promise<void> {
     const indexed = new Set((await table.listIndices()).filter((index) => index.indexType === 'FTS').flatMap((index) => index.columns));
     for (const column of columns) {
       if (!indexed.has(column)) await table.createIndex(column, { config: lancedb.Index.fts() });
     }
-    this.ftsReady.add(collectionId);
+    this.ftsReady.add(tableName);
   }
 
-  /** The collection's table is gone: what was known of it goes too, and its compaction mark moves (compactions queued for it do nothing). */
-  forget(collectionId: string): void {
-    this.writes.delete(collectionId);
-    this.rowsAtCompaction.delete(collectionId);
-    this.scannedRows.delete(collectionId);
-    this.unindexed.delete(collectionId);
-    this.compactionQueued.delete(collectionId);
-    this.compactionMarks.set(collectionId, ++this.lastMark);
-    this.searchedWhileWritten.delete(collectionId);
-    this.ftsReady.delete(collectionId);
-    this.partitions.delete(collectionId);
-    this.trainedRows.delete(collectionId);
+  /** The table is gone: what was known of it goes too, and its compaction mark moves (compactions queued for it do nothing). */
+  forget(tableName: string): void {
+    this.writes.delete(tableName);
+    this.compactedSinceWrites.delete(tableName);
+    this.rowsAtCompaction.delete(tableName);
+    this.scannedRows.delete(tableName);
+    this.unindexed.delete(tableName);
+    this.compactionQueued.delete(tableName);
+    this.compactionMarks.set(tableName, ++this.lastMark);
+    this.searchedWhileWritten.delete(tableName);
+    this.ftsReady.delete(tableName);
+    this.partitions.delete(tableName);
+    this.trainedRows.delete(tableName);
   }
 }

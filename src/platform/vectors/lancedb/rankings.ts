@@ -46,14 +46,15 @@ export interface CandidateColumns {
 /**
  * The current layout: the entity key alone (a fixed-width column, which tells containers too; the
  * searches read it only when the keys kept in memory by row id miss a row, see
- * RankingContext.entityKeys), and the row id (read anyway, for the page) as the chunk's identity:
- * unique per chunk in the version a search reads. (Should a compaction by another process fall between a query's searches, a chunk
+ * RankingContext.entityKeys), and the shard and row id (read anyway, for the page) as the chunk's identity:
+ * unique per chunk in the versions a search reads, after the last colon, so that a document is its entity
+ * in whichever shard. (Should a compaction by another process fall between a query's searches, a chunk
  * listed by both would count as two chunks of its document: the document's score is the same, only
  * which of its chunks shows may differ.)
  */
 const KEYED: CandidateColumns = {
   columns: [ENTITY_KEY_COLUMN],
-  chunkKey: (row) => `${row[ENTITY_KEY_COLUMN]}:${row._rowid}`,
+  chunkKey: (row) => `${row[ENTITY_KEY_COLUMN]}:${row[SHARD]}.${row._rowid}`,
   isContainer: (row) => isContainerKey(row[ENTITY_KEY_COLUMN] as bigint),
 };
 /** Tables made before the entity key column: the chunk id (`chunkIdOf`), which names its entity, and the entity type. */
@@ -68,14 +69,23 @@ export function candidateColumns(entityKey: boolean): CandidateColumns {
   return entityKey ? KEYED : BY_CHUNK_ID;
 }
 
-/** A candidate: its chunk key, its score in its ranking, and its row (`_rowid` and the candidate columns). */
+/**
+ * The shard a candidate's row was read from (its position among the collection's tables), set on each
+ * row a search lists: row ids are unique within a table only.
+ */
+export const SHARD = '_shard';
+
+/** A candidate: its chunk key, its score in its ranking, and its row (`_rowid`, SHARD and the candidate columns). */
 type Ranked = ChunkCandidate<Row>;
 
 /** One ranking to compute: which, and its share in the fusion and its scale (see chunkRankings). */
 type Leg = { kind: 'semantic' | 'keyword'; weight: number };
 
+/** One shard of the collection a search ranks. */
 export interface RankingContext {
   table: lancedb.Table;
+  /** Its position among the collection's shards (SHARD). */
+  shard: number;
   dimensions: number;
   /**
    * IVF partitions a semantic search probes (`ivfProbesFor` the table's index), or null for an exact
@@ -104,12 +114,15 @@ interface Listed {
 }
 
 /**
- * The chunk rankings of a query, `depth` candidates each. Hybrid weighs two rankings on fixed
- * scales: BM25 divided by the best BM25 of the query (BM25 has no fixed scale: it grows with the
- * query's terms and their rarity), and cosine similarity as it is, clipped at 0 (already comparable
- * across queries; stretching it per query, as min-max does, lets a query whose vectors barely
- * separate the candidates reorder the keyword ranking with noise). A single ranking keeps its own
- * scores (BM25, cosine).
+ * The chunk rankings of a query over a collection's shards, `depth` candidates each: every shard's
+ * best `depth` of each ranking, merged by score (BM25 and cosine as each shard computes them: a
+ * shard's BM25 weighs terms by their rarity in the shard, as a search engine's shards do, which
+ * shards of one collection, filled in turn by the same sources, share closely). Hybrid weighs two
+ * rankings on fixed scales: BM25 divided by the best BM25 of the query (BM25 has no fixed scale: it
+ * grows with the query's terms and their rarity), and cosine similarity as it is, clipped at 0
+ * (already comparable across queries; stretching it per query, as min-max does, lets a query whose
+ * vectors barely separate the candidates reorder the keyword ranking with noise). A single ranking
+ * keeps its own scores (BM25, cosine).
  *
  * SciFact train (809 queries, built-in embedder), nDCG@10 against keyword alone (0.690) when this
  * fusion was chosen: min-max per chunk 0.694, min-max per entity 0.698, this 0.700. Reciprocal rank
@@ -121,19 +134,32 @@ interface Listed {
  * service caps them, the searches' own reads cost about as much as the take, and the take added a
  * round trip.)
  */
-export async function chunkRankings(context: RankingContext, query: VectorQuery, where: string | null, depth: number): Promise<ChunkRanking<Row>[]> {
+export async function chunkRankings(shards: readonly RankingContext[], query: VectorQuery, where: string | null, depth: number): Promise<ChunkRanking<Row>[]> {
   const legs = legsOf(query);
+  const perShard = await Promise.all(shards.map((context) => shardLists(context, legs, query, where, depth)));
+  return legs.map((leg, i) => {
+    const lists = perShard.flatMap((shardLegs) => shardLegs[i]!);
+    const list = lists.length === 1 ? sortRanked(lists[0]!) : addedPerChunk(lists).slice(0, depth);
+    return { candidates: list, weight: leg.weight, value: scale(leg, legs.length, list), cut: list.length >= depth };
+  });
+}
+
+/** One shard's lists of each leg (a keyword leg lists one per full-text column), its rows marked with their SHARD. */
+async function shardLists(context: RankingContext, legs: readonly Leg[], query: VectorQuery, where: string | null, depth: number): Promise<Ranked[][][]> {
   const search = (columns: readonly string[]) =>
     Promise.all(legs.map((leg) => (leg.kind === 'semantic' ? semantic(context, columns, query, where, depth) : keyword(context, columns, query, where, depth))));
   const { entityKeys } = context;
   let perLeg = await search(entityKeys ? [] : context.candidates.columns);
   if (entityKeys && !(await withEntityKeys(entityKeys, perLeg))) perLeg = await search(context.candidates.columns);
   const { chunkKey } = context.candidates;
-  return legs.map((leg, i) => {
-    const lists = perLeg[i]!.map((listed) => listed.map(({ row, score }): Ranked => ({ chunkKey: chunkKey(row), score, item: row })));
-    const list = lists.length === 1 ? sortRanked(lists[0]!) : addedPerChunk(lists).slice(0, depth);
-    return { candidates: list, weight: leg.weight, value: scale(leg, legs.length, list), cut: list.length >= depth };
-  });
+  return perLeg.map((lists) =>
+    lists.map((listed) =>
+      listed.map(({ row, score }): Ranked => {
+        row[SHARD] = context.shard;
+        return { chunkKey: chunkKey(row), score, item: row };
+      }),
+    ),
+  );
 }
 
 /** Gives every listed row its entity key (ENTITY_KEY_COLUMN) from `entityKeys`; false when one is not known. */
@@ -208,8 +234,9 @@ async function keyword(context: RankingContext, columns: readonly string[], quer
 }
 
 /**
- * The per-column keyword lists as one (tables made before KEYWORDS_COLUMN search `text` and `name`),
- * each chunk's scores added: what a multi-column match computes, for less (100,000 rows, depth 200,
+ * Lists as one: the shards' lists of a ranking, and the per-column keyword lists (tables made before
+ * KEYWORDS_COLUMN search `text` and `name`), each chunk's scores added (a chunk is listed by one
+ * shard only): what a multi-column match computes, for less (100,000 rows, depth 200,
  * p50 of 120 queries: 17.6 ms for a MultiMatchQuery over both columns, 11.8 ms for the two
  * single-column searches; SciFact nDCG@10 unchanged). A row beyond one column's top `depth` misses
  * that column's share, which only reorders the tail. (A single list, which lists a row once, is

@@ -4,13 +4,26 @@ import { ValidationError } from '../../../shared/errors.js';
 import { type ChunkLayout, chunkSchema, CURRENT_LAYOUT, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, precisionOf } from './arrow.js';
 
 /**
- * The chunk tables of one LanceDB connection, one per collection (`chunks_<collection id without
- * dashes>`): handles opened once and checked against the index's schema, a lock serializing writes
- * to a table inside this process, and reads that survive a table dropped by another process.
+ * The chunk tables of one LanceDB connection: each collection's chunks in shards of about `shardRows`
+ * rows, each a table (`chunks_<collection id without dashes>`, then `…_s1`, `…_s2`: a collection made
+ * before shards has its one table as its first). Writes go to the last shard until it holds
+ * `shardRows`, then to a new one, so that no table's upkeep (each compaction folds the rows added into
+ * its whole full-text index, see maintenance.ts) grows past a shard's, however large the collection;
+ * searches read every shard (see chunkRankings). Handles are opened once and checked against the
+ * index's schema; a lock serializes writes to a collection inside this process; reads survive a table
+ * dropped by another process.
  */
 export class LanceDbTables {
+  /** Open handles by table name. */
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
+  /** Each collection's shards as last listed or made here, by table name in shard order. */
+  private readonly shardNames = new Map<string, string[]>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /**
+   * The name of each open table: LanceDB's `table.name` borrows the native handle, and fails while
+   * another call on it (a search's) is under way.
+   */
+  private readonly names = new WeakMap<lancedb.Table, string>();
   /** The layout of each open table (see `remember`): the current one or one made before it. */
   private readonly layouts = new WeakMap<lancedb.Table, ChunkLayout>();
   /** The columns of each layout met, by its JSON. */
@@ -22,47 +35,87 @@ export class LanceDbTables {
   constructor(
     private readonly db: lancedb.Connection,
     private readonly dimensions: number,
-    /** Called when a collection's handle is dropped (its table deleted or gone): state kept beside it goes too. */
-    private readonly onForget: (collectionId: string) => void,
+    /** Rows from which a collection's last shard takes no more writes: the next go to a new one. */
+    private readonly shardRows: number,
+    /** Called with a table's name when its handle is dropped (its table deleted or gone): state kept beside it goes too. */
+    private readonly onForget: (tableName: string) => void,
   ) {}
 
-  /** The table holding a collection's chunks. UUIDs lose their dashes; other ids are hex-encoded (injective). */
-  static tableName(collectionId: string): string {
-    if (/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(collectionId)) {
-      return `chunks_${collectionId.replace(/-/g, '')}`;
-    }
-    return `chunks_h_${Buffer.from(collectionId, 'utf8').toString('hex')}`;
+  /** The table holding a collection's chunks of `shard`. UUIDs lose their dashes; other ids are hex-encoded (injective); shards after the first get `_s<n>`. */
+  static tableName(collectionId: string, shard = 0): string {
+    const first = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/.test(collectionId)
+      ? `chunks_${collectionId.replace(/-/g, '')}`
+      : `chunks_h_${Buffer.from(collectionId, 'utf8').toString('hex')}`;
+    return shard === 0 ? first : `${first}_s${shard}`;
   }
 
-  /** Runs a read; a table that does not exist (or was dropped by another process) reads as `empty`. */
-  async read<T>(collectionId: string, empty: T, run: (table: lancedb.Table) => Promise<T>): Promise<T> {
-    const table = await this.existing(collectionId);
-    if (!table) return empty;
+  /** Runs a read of a collection's shards (none: `empty`); a table dropped by another process meanwhile is listed again. */
+  async read<T>(collectionId: string, empty: T, run: (shards: lancedb.Table[]) => Promise<T>): Promise<T> {
     try {
-      return await run(table);
+      const shards = await this.shards(collectionId);
+      return shards.length === 0 ? empty : await run(shards);
     } catch (error) {
       // close() closed the handle under this read: say so as every later call does, not as LanceDB's "Table … is closed".
       if (this.closed) throw new Error('LanceDbVectorIndex is closed', { cause: error });
       if (error instanceof ValidationError || !isNotFound(error)) throw error;
       this.forget(collectionId);
-      const again = await this.existing(collectionId);
-      return again ? run(again) : empty;
+      const again = await this.shards(collectionId);
+      return again.length > 0 ? run(again) : empty;
     }
   }
 
-  async existing(collectionId: string): Promise<lancedb.Table | null> {
+  /**
+   * A collection's shards, first to last (none before its first write). Listed once, and again when
+   * the last one known holds `shardRows`: another process (`catchment worker` beside `catchment
+   * serve`) may have begun the next; every process of a deployment must use the same `shardRows`.
+   */
+  async shards(collectionId: string): Promise<lancedb.Table[]> {
     this.assertOpen();
-    const cached = this.handles.get(collectionId);
-    if (cached) return cached;
-    const name = LanceDbTables.tableName(collectionId);
-    if (!(await this.db.tableNames()).includes(name)) return null;
-    return this.remember(collectionId, this.db.openTable(name));
+    let names = this.shardNames.get(collectionId);
+    if (!names) names = await this.list(collectionId);
+    let shards = await Promise.all(names.map((name) => this.open(name)));
+    if (shards.length > 0 && (await shards.at(-1)!.countRows()) >= this.shardRows) {
+      const listed = await this.list(collectionId);
+      if (listed.length !== names.length) shards = await Promise.all(listed.map((name) => this.open(name)));
+    }
+    return shards;
   }
 
-  /** Creates the collection's table (an existing one is opened); the caller adds its indexes. */
-  create(collectionId: string): Promise<lancedb.Table> {
-    const name = LanceDbTables.tableName(collectionId);
-    return this.remember(collectionId, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
+  /**
+   * The shard a write of a collection goes to: its last, or a new one once that holds `shardRows`
+   * (`created`: the caller gives it its indexes; `filled`: the shard before it, which takes no more
+   * writes). The caller holds the collection's lock.
+   */
+  async writeShard(collectionId: string): Promise<{ table: lancedb.Table; created: boolean; filled?: lancedb.Table }> {
+    const shards = await this.shards(collectionId);
+    const last = shards.at(-1);
+    if (last && (await last.countRows()) < this.shardRows) return { table: last, created: false };
+    const name = LanceDbTables.tableName(collectionId, shards.length);
+    const table = await this.remember(name, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
+    this.shardNames.set(collectionId, [...shards.map((shard) => this.nameOf(shard)), name]);
+    return { table, created: true, filled: last };
+  }
+
+  /** The collection's shards' names as the connection lists them now, in shard order. */
+  private async list(collectionId: string): Promise<string[]> {
+    const first = LanceDbTables.tableName(collectionId);
+    const shardOf = (name: string) => (name === first ? 0 : name.startsWith(`${first}_s`) && /^[1-9][0-9]*$/.test(name.slice(first.length + 2)) ? Number(name.slice(first.length + 2)) : -1);
+    const names = (await this.db.tableNames())
+      .map((name) => ({ name, shard: shardOf(name) }))
+      .filter(({ shard }) => shard >= 0)
+      .sort((a, b) => a.shard - b.shard)
+      .map(({ name }) => name);
+    this.shardNames.set(collectionId, names);
+    return names;
+  }
+
+  private open(name: string): Promise<lancedb.Table> {
+    return this.handles.get(name) ?? this.remember(name, this.db.openTable(name));
+  }
+
+  /** The name of a table this returned. */
+  nameOf(table: lancedb.Table): string {
+    return this.names.get(table)!;
   }
 
   /** The columns of a table this returned (what its writes carry and its reads may select). */
@@ -85,11 +138,11 @@ export class LanceDbTables {
     return schema;
   }
 
-  /** Drops the collection's table; the cached handle is dropped, not closed: a search may still be reading through it. */
+  /** Drops the collection's shards; the cached handles are dropped, not closed: a search may still be reading through them. */
   async drop(collectionId: string): Promise<void> {
-    const name = LanceDbTables.tableName(collectionId);
     this.forget(collectionId);
-    if ((await this.db.tableNames()).includes(name)) await this.db.dropTable(name);
+    for (const name of await this.list(collectionId)) await this.db.dropTable(name);
+    this.shardNames.delete(collectionId);
   }
 
   /** Serializes writes to one collection's table within this process; refused once close() has begun. */
@@ -138,7 +191,7 @@ export class LanceDbTables {
   }
 
   /** Caches a table handle after checking its schema against this index. */
-  private remember(collectionId: string, opening: Promise<lancedb.Table>): Promise<lancedb.Table> {
+  private remember(name: string, opening: Promise<lancedb.Table>): Promise<lancedb.Table> {
     const checked = opening.then(async (table) => {
       const schema = await table.schema();
       const vector = schema.fields.find((field) => field.name === 'vector');
@@ -164,18 +217,23 @@ export class LanceDbTables {
         throw new Error(`LanceDB table ${table.name} lacks columns ${missing.join(', ')} (made by an older version): delete it and resync`);
       }
       this.layouts.set(table, layout);
+      this.names.set(table, name);
       return table;
     });
-    this.handles.set(collectionId, checked);
+    this.handles.set(name, checked);
     checked.catch(() => {
-      if (this.handles.get(collectionId) === checked) this.handles.delete(collectionId);
+      if (this.handles.get(name) === checked) this.handles.delete(name);
     });
     return checked;
   }
 
+  /** Drops the handles of a collection's shards known here, and what is kept beside them. */
   private forget(collectionId: string): void {
-    this.handles.delete(collectionId);
-    this.onForget(collectionId);
+    for (const name of this.shardNames.get(collectionId) ?? [LanceDbTables.tableName(collectionId)]) {
+      this.handles.delete(name);
+      this.onForget(name);
+    }
+    this.shardNames.delete(collectionId);
   }
 
   private assertOpen(): void {

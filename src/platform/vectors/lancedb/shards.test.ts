@@ -1,9 +1,10 @@
 import { describe, expect, jest, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { unindexedFullTextRows, useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
 import { makeChunk, seededVector } from '../vector-index.contract.js';
-import type { ChunkRecord, VectorQuery } from '../vector-index.js';
+import type { ChunkRecord, ScoredChunk, VectorQuery } from '../vector-index.js';
 import { LanceDbVectorIndex } from './lancedb-index.js';
 import type { TableMaintenance } from './maintenance.js';
 
@@ -97,11 +98,14 @@ describe('LanceDbVectorIndex in shards', () => {
     expect(await sharded.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 1), limit: 5, offset: 0 })).toEqual([]);
   });
 
-  test('another process sees a shard begun after it listed the collection’s, and the collection dropped', async () => {
+  test('another process sees the first table written after it read, a shard begun after it listed the collection’s, and the collection dropped', async () => {
     const id = randomUUID();
     const other = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS });
     try {
+      // Read before the collection has a table: the first one written later is seen.
+      expect(await other.count(id)).toBe(0);
       await sharded.index.add(id, batch(1));
+      expect(await other.count(id)).toBe(6);
       await sharded.index.add(id, batch(7));
       expect(await other.count(id)).toBe(12);
       await sharded.index.add(id, batch(13, (seed) => (seed === 15 ? { text: 'a lone quokka' } : {})));
@@ -112,6 +116,37 @@ describe('LanceDbVectorIndex in shards', () => {
     } finally {
       await other.close();
     }
+  });
+
+  test('a search while a write optimizes the shard it filled does not wait for that optimize', async () => {
+    const id = randomUUID();
+    await sharded.index.add(id, batch(1));
+    await sharded.index.add(id, batch(7, (seed) => (seed === 8 ? { text: 'a lone okapi' } : {})));
+    const maintenance = (sharded.index as unknown as { maintenance: TableMaintenance }).maintenance;
+    const compact = maintenance.compact.bind(maintenance);
+    let entered!: () => void;
+    const compacting = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The third write begins shard 1 and optimizes shard 0, held here until the search has answered.
+    const spy = jest.spyOn(maintenance, 'compact').mockImplementation(async (name, table) => {
+      entered();
+      await released;
+      return compact(name, table);
+    });
+    const writing = sharded.index.add(id, batch(13));
+    try {
+      await compacting;
+      const search = sharded.index.search(id, { strategy: 'keyword', text: 'okapi', limit: 5, offset: 0 });
+      const answer = await Promise.race([search, sleep(5000).then(() => 'still waiting')]);
+      expect(answer).not.toBe('still waiting');
+      expect((answer as ScoredChunk[]).map((result) => result.chunk.entityId)).toEqual(['entity-8']);
+    } finally {
+      release();
+      await writing;
+      spy.mockRestore();
+    }
+    expect(await sharded.index.count(id)).toBe(18);
   });
 
   test('a shard is optimized once the writes move on; an optimize compacts the shards written since this process last compacted them, not the full ones left alone', async () => {

@@ -65,14 +65,15 @@ export class LanceDbTables {
   }
 
   /**
-   * A collection's shards, first to last (none before its first write). Listed once, and again when
-   * the last one known holds `shardRows`: another process (`catchment worker` beside `catchment
-   * serve`) may have begun the next; every process of a deployment must use the same `shardRows`.
+   * A collection's shards, first to last (none before its first write). Listed while none is known
+   * (another process may write the first), and again when the last one known holds `shardRows`:
+   * another process (`catchment worker` beside `catchment serve`) may have begun the next; every
+   * process of a deployment must use the same `shardRows`.
    */
   async shards(collectionId: string): Promise<lancedb.Table[]> {
     this.assertOpen();
     let names = this.shardNames.get(collectionId);
-    if (!names) names = await this.list(collectionId);
+    if (!names?.length) names = await this.list(collectionId);
     let shards = await Promise.all(names.map((name) => this.open(name)));
     if (shards.length > 0 && (await shards.at(-1)!.countRows()) >= this.shardRows) {
       const listed = await this.list(collectionId);

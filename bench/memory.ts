@@ -28,6 +28,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { api, type Api, waitForJob } from '../test/support/sync-helpers.js';
+import { envOption } from './env-option.js';
 import { percentile } from './stats.js';
 
 const { values } = parseArgs({
@@ -173,7 +174,7 @@ const line = (s: Sample) =>
   `RSS ${mib(s.rss)} MiB (peak ${mib(s.peak)}): anonymous ${mib(s.anonymous)} (malloc heap ${mib(s.mallocHeap)}, arenas ${mib(s.mallocArenas)}, WebAssembly memory ${mib(s.wasmMemory)}, JIT code ${mib(s.jitCode)}, other ${mib(s.anonymous - s.mallocHeap - s.mallocArenas - s.wasmMemory - s.jitCode)}), libraries ${mib(s.libraries)}, other files ${mib(s.files)}; V8 heap ${mib(s.heapUsed)}/${mib(s.heapTotal)}, external ${mib(s.external)}; ${s.threads} threads`;
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'catchment-memory-'));
-const extraEnv = Object.fromEntries(values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+const extraEnv = envOption(values.env);
 const child = spawn(process.execPath, [...values['node-option'], path.join(root, 'bin/catchment.js'), 'start'], {
   cwd: root,
   env: {

@@ -15,6 +15,7 @@
  *
  *   npm run bench:search [-- --entities 100000 --queries 300 --limit 10 --clients 8]
  *                        [--data-dir DIR [--rebuild]] [--breakdown] [--results FILE] [--vocabulary stub|zipf]
+ *                        [--env NAME=VALUE ...]
  *
  * --data-dir DIR  keeps the dataset (PGlite database, LanceDB files, encryption key) in DIR. A later
  *                 run with the same DIR and the same --entities reuses it and skips the ingest; a
@@ -26,6 +27,8 @@
  *                 keyword and semantic search, first and second page: chunk ids and scores, one JSON
  *                 line each. Two trees run on the same DIR write the same file unless a change moved
  *                 a ranking (compare them with cmp).
+ * --env NAME=VALUE  a setting of the server (repeatable), e.g. CATCHMENT_LANCEDB_SHARD_ROWS=25000; a
+ *                 dataset built with other settings is built again.
  * --breakdown     also times the parts of the raw query (semantic alone, keyword alone, hybrid with
  *                 the sync_id filter searches add while a deleted connection's chunks linger) and the
  *                 REST path's fixed cost (a search of an empty collection: HTTP, auth, facade,
@@ -57,6 +60,7 @@ import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, type Api, syncStub } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
 import { pushZipfCorpus, zipfEntity } from './search-corpus.js';
+import { envOption } from './env-option.js';
 import { percentile, timeConcurrently } from './stats.js';
 
 const { values } = parseArgs({
@@ -70,8 +74,11 @@ const { values } = parseArgs({
     breakdown: { type: 'boolean', default: false },
     results: { type: 'string' },
     vocabulary: { type: 'string', default: 'stub' },
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
+/** Settings of the server (`--env NAME=VALUE`): part of the dataset's parameters, as some shape what it stores. */
+const serverEnv = envOption(values.env);
 const entityCount = Number(values.entities);
 const limit = Number(values.limit);
 const clients = Number(values.clients);
@@ -79,7 +86,11 @@ const config = { entity_count: entityCount, seed: 11, size_mix: 'small', hierarc
 if (values.vocabulary !== 'stub' && values.vocabulary !== 'zipf') throw new Error(`--vocabulary is stub or zipf, not ${values.vocabulary}`);
 const zipf = values.vocabulary === 'zipf';
 /** What a prepared dataset was built from: the stub's settings (the connection's config), or those and the Zipf corpus. */
-const datasetConfig: Record<string, unknown> = zipf ? { ...config, vocabulary: 'zipf' } : config;
+const datasetConfig: Record<string, unknown> = {
+  ...config,
+  ...(zipf ? { vocabulary: 'zipf' } : {}),
+  ...(Object.keys(serverEnv).length > 0 ? { env: serverEnv } : {}),
+};
 /** The text of entity `i` of the dataset. */
 const textOf = (i: number) => (zipf ? zipfEntity(i).text : stubEntity(i, config as never).text);
 const READABLE_ID = 'bench-search';
@@ -246,6 +257,7 @@ const server = await startTestServer({
     CATCHMENT_RATE_LIMIT_REQUESTS: '0',
     CATCHMENT_SYNC_BATCH_SIZE: '2000',
     CATCHMENT_LOG_LEVEL: 'warn',
+    ...serverEnv,
     // A reused dataset keeps the key of the run that built it (bootstrap only runs on an empty database).
     ...(prepared ? { CATCHMENT_BOOTSTRAP_API_KEY: prepared.apiKey } : {}),
   },

@@ -62,7 +62,9 @@ export class LanceDbVectorIndex implements VectorIndex {
       options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS,
       options.ivfPartitionsFor ?? ivfPartitionsFor,
       (tableName, run) => this.tables.exclusive(this.collectionOf(tableName), run),
-      (tableName, error) => onUpkeepError(this.collectionOf(tableName), error),
+      // A compaction that failed because its table was dropped (by another process) finds it forgotten: it is
+      // reported under the table's name, where a throw here would be an unhandled rejection.
+      (tableName, error) => onUpkeepError(this.collectionOfTable.get(tableName) ?? tableName, error),
     );
   }
 

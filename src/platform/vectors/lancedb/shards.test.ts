@@ -149,6 +149,23 @@ describe('LanceDbVectorIndex in shards', () => {
     expect(await sharded.index.count(id)).toBe(18);
   });
 
+  test('an upkeep failure of a table the index has forgotten (its collection dropped) is reported under the table’s name, not thrown', async () => {
+    const reported: string[] = [];
+    const index = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS, onUpkeepError: (id) => reported.push(id) });
+    try {
+      const id = randomUUID();
+      await index.add(id, batch(1));
+      // What TableMaintenance calls when a compaction a search queued fails.
+      const report = (index as unknown as { maintenance: { onUpkeepError(tableName: string, error: unknown): void } }).maintenance.onUpkeepError;
+      report(LanceDbVectorIndex.tableName(id), new Error('commit conflict'));
+      await index.deleteCollection(id);
+      expect(() => report(LanceDbVectorIndex.tableName(id), new Error('table not found'))).not.toThrow();
+      expect(reported).toEqual([id, LanceDbVectorIndex.tableName(id)]);
+    } finally {
+      await index.close();
+    }
+  });
+
   test('a shard is optimized once the writes move on; an optimize compacts the shards written since this process last compacted them, not the full ones left alone', async () => {
     const id = randomUUID();
     await writeBoth(id);

@@ -16,8 +16,7 @@ export interface LanceDbVectorIndexOptions {
   /**
    * Rows of a collection's shard before its writes go to a new one (default DEFAULT_SHARD_ROWS in
    * lancedb-index.ts): bounds the upkeep of every table, which grows with the table. Every process
-   * sharing a data directory must use the same value (each lists a collection's shards again once
-   * the last it knows holds this many rows).
+   * writing to a data directory must use the same value.
    */
   shardRows?: number;
   /**

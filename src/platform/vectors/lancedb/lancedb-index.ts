@@ -41,8 +41,6 @@ export class LanceDbVectorIndex implements VectorIndex {
   private readonly entityKeys = new EntityKeyCache();
   private readonly filterShares = new FilterShares();
   private readonly ivfProbes: (partitions: number) => number;
-  /** The collection of each shard this process used (its upkeep, keyed by table name, locks the collection). */
-  private readonly collectionOfTable = new Map<string, string>();
 
   private constructor(
     db: lancedb.Connection,
@@ -55,16 +53,15 @@ export class LanceDbVectorIndex implements VectorIndex {
       this.maintenance.forget(tableName);
       this.entityKeys.forget(tableName);
       this.filterShares.forget(tableName);
-      this.collectionOfTable.delete(tableName);
     });
     const onUpkeepError = options.onUpkeepError ?? (() => undefined);
+    // Upkeep is kept by table name and runs under its collection's lock, named by the table itself: a
+    // table this process forgot meanwhile (its collection dropped) still names its collection.
     this.maintenance = new TableMaintenance(
       options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS,
       options.ivfPartitionsFor ?? ivfPartitionsFor,
-      (tableName, run) => this.tables.exclusive(this.collectionOf(tableName), run),
-      // A compaction that failed because its table was dropped (by another process) finds it forgotten: it is
-      // reported under the table's name, where a throw here would be an unhandled rejection.
-      (tableName, error) => onUpkeepError(this.collectionOfTable.get(tableName) ?? tableName, error),
+      (tableName, run) => this.tables.exclusive(LanceDbTables.collectionIdOf(tableName), run),
+      (tableName, error) => onUpkeepError(LanceDbTables.collectionIdOf(tableName), error),
     );
   }
 
@@ -77,6 +74,11 @@ export class LanceDbVectorIndex implements VectorIndex {
   /** The table holding a collection's chunks, or those of its shard `shard` (see LanceDbTables.tableName). */
   static tableName(collectionId: string, shard = 0): string {
     return LanceDbTables.tableName(collectionId, shard);
+  }
+
+  /** The collection whose chunks a table of tableName holds (tableName's inverse, for any shard). */
+  static collectionIdOf(tableName: string): string {
+    return LanceDbTables.collectionIdOf(tableName);
   }
 
   // ---------------------------------------------------------------- writes
@@ -117,7 +119,6 @@ export class LanceDbVectorIndex implements VectorIndex {
     await this.tables.exclusive(collectionId, async () => {
       for (const table of await this.tables.shards(collectionId)) {
         const name = this.tables.nameOf(table);
-        this.collectionOfTable.set(name, collectionId);
         for (const predicate of predicates) {
           if ((await table.delete(predicate)).numDeletedRows > 0) await this.maintenance.wrote(name, table);
         }
@@ -129,23 +130,27 @@ export class LanceDbVectorIndex implements VectorIndex {
     await this.tables.exclusive(collectionId, () => this.tables.drop(collectionId));
   }
 
-  /** Optimizes each shard written since this process last compacted it, or not known to it (a restart: an optimize owed). */
+  /** Optimizes each shard changed since this process last optimized it, or not known to it (a restart: an optimize owed). */
   async optimize(collectionId: string): Promise<void> {
     await this.tables.exclusive(collectionId, async () => {
       // Asked before close() began, not started yet: close() would wait for all of it (tens of seconds at a
       // million rows). Left undone, it is owed (SyncJob.indexOptimizedAt): the worker's next start does it.
       if (this.tables.isClosing()) throw new Error('LanceDbVectorIndex is closing: the optimize is left undone');
-      for (const table of await this.tables.shards(collectionId)) await this.optimizeShard(collectionId, table);
+      for (const table of await this.tables.shards(collectionId)) await this.optimizeShard(table);
     });
   }
 
-  /** Compacts a shard and brings its vector index to rest, unless this process compacted it and wrote nothing since. The caller holds the collection's lock. */
-  private async optimizeShard(collectionId: string, table: lancedb.Table): Promise<void> {
+  /**
+   * Compacts a shard and brings its vector index to rest, unless this process did so at the shard's
+   * version now (a full shard nothing changed since: a delete matching none of its rows still makes a
+   * version, whose older ones then wait for this). The caller holds the collection's lock.
+   */
+  private async optimizeShard(table: lancedb.Table): Promise<void> {
     const name = this.tables.nameOf(table);
-    if (!this.maintenance.mayNeedCompaction(name)) return;
-    this.collectionOfTable.set(name, collectionId);
+    if (this.maintenance.optimizedAt(name, await table.version())) return;
     await this.maintenance.compact(name, table);
     await this.maintenance.upkeepVectorIndex(name, table, true);
+    this.maintenance.optimized(name, await table.version());
   }
 
   async settled(collectionId: string): Promise<void> {
@@ -205,17 +210,9 @@ export class LanceDbVectorIndex implements VectorIndex {
   private async writeShard(collectionId: string): Promise<lancedb.Table> {
     const { table, created, filled } = await this.tables.writeShard(collectionId);
     const name = this.tables.nameOf(table);
-    this.collectionOfTable.set(name, collectionId);
     if (created) await this.maintenance.createFullText(name, table, fullTextColumns(this.tables.layoutOf(table)));
-    if (filled) await this.optimizeShard(collectionId, filled);
+    if (filled) await this.optimizeShard(filled);
     return table;
-  }
-
-  /** The collection a shard this process used belongs to (its upkeep runs under the collection's lock). */
-  private collectionOf(tableName: string): string {
-    const collectionId = this.collectionOfTable.get(tableName);
-    if (collectionId === undefined) throw new Error(`LanceDB table ${tableName} is not known to this index`);
-    return collectionId;
   }
 
   // ---------------------------------------------------------------- reads
@@ -235,7 +232,11 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (shards) => {
-      const contexts = await Promise.all(shards.map((table, shard) => this.rankingContext(collectionId, table, shard, query, where)));
+      // An empty shard has nothing to rank, and may lack its full-text index yet (another process is making it).
+      const rowCounts = await Promise.all(shards.map((table) => table.countRows()));
+      const searched = shards.filter((_, i) => rowCounts[i]! > 0);
+      if (searched.length === 0) return [];
+      const contexts = await Promise.all(searched.map((table, shard) => this.rankingContext(table, shard, query, where)));
       // Containers count at CONTAINER_WEIGHT (see there).
       const weightOf = (row: Row) => (contexts[row[SHARD] as number]!.candidates.isContainer(row) ? CONTAINER_WEIGHT : 1);
       const rankedPage = async () => {
@@ -258,9 +259,8 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /** What a search ranks one shard with, read at its version now: the index's partitions, the filter's share and the cached entity keys are all kept per version. */
-  private async rankingContext(collectionId: string, table: lancedb.Table, shard: number, query: VectorQuery, where: string | null): Promise<RankingContext & { result: ResultColumns }> {
+  private async rankingContext(table: lancedb.Table, shard: number, query: VectorQuery, where: string | null): Promise<RankingContext & { result: ResultColumns }> {
     const name = this.tables.nameOf(table);
-    this.collectionOfTable.set(name, collectionId);
     this.maintenance.searched(name);
     const layout = this.tables.layoutOf(table);
     const version = await table.version();

@@ -167,8 +167,8 @@ export class TableMaintenance {
    */
   private readonly compactionMarks = new Map<string, number>();
   private lastMark = 0;
-  /** Tables this process compacted and wrote nothing to since. */
-  private readonly compactedSinceWrites = new Set<string>();
+  /** The version of each table as this process's last optimize (compaction and vector index at rest) left it. */
+  private readonly optimizedVersions = new Map<string, number>();
   /** Tables whose full-text indexes are known to exist. */
   private readonly ftsReady = new Set<string>();
   /** The partitions of each table's vector index as last seen, with the table version it was seen at. */
@@ -197,7 +197,6 @@ export class TableMaintenance {
    * (~140,000 entities in batches of 2,000) trains it at its end.
    */
   async wrote(tableName: string, table: lancedb.Table): Promise<void> {
-    this.compactedSinceWrites.delete(tableName);
     const writes = (this.writes.get(tableName) ?? 0) + 1;
     this.writes.set(tableName, writes);
     if (!this.rowsAtCompaction.has(tableName)) this.rowsAtCompaction.set(tableName, await table.countRows());
@@ -225,16 +224,21 @@ export class TableMaintenance {
     this.searchedWhileWritten.delete(tableName);
     this.compactionMarks.set(tableName, ++this.lastMark);
     this.rowsAtCompaction.set(tableName, await table.countRows());
-    this.compactedSinceWrites.add(tableName);
   }
 
   /**
-   * Whether an optimize of the table may have anything to do: not when this process compacted it and
-   * wrote nothing to it since (a collection's full shards, at the end of a sync that wrote its last);
-   * a table it knows nothing of (a restart) may.
+   * Whether this process's last optimize of the table left it at `version`: then an optimize has
+   * nothing to do (a collection's full shards, at the end of a sync that wrote its last). Not after
+   * a compaction alone (a write's or a search's, which leaves the vector index as a run does), nor for
+   * a table it knows nothing of (a restart).
    */
-  mayNeedCompaction(tableName: string): boolean {
-    return !this.compactedSinceWrites.has(tableName);
+  optimizedAt(tableName: string, version: number): boolean {
+    return this.optimizedVersions.get(tableName) === version;
+  }
+
+  /** The table is optimized (compacted, its vector index at rest) at `version`. */
+  optimized(tableName: string, version: number): void {
+    this.optimizedVersions.set(tableName, version);
   }
 
   /**
@@ -355,7 +359,7 @@ export class TableMaintenance {
   /** The table is gone: what was known of it goes too, and its compaction mark moves (compactions queued for it do nothing). */
   forget(tableName: string): void {
     this.writes.delete(tableName);
-    this.compactedSinceWrites.delete(tableName);
+    this.optimizedVersions.delete(tableName);
     this.rowsAtCompaction.delete(tableName);
     this.scannedRows.delete(tableName);
     this.unindexed.delete(tableName);

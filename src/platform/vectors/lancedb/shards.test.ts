@@ -5,8 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { unindexedFullTextRows, useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
 import { makeChunk, seededVector } from '../vector-index.contract.js';
 import type { ChunkRecord, ScoredChunk, VectorQuery } from '../vector-index.js';
+import * as lancedb from '@lancedb/lancedb';
+import { chunkSchema } from './arrow.js';
 import { LanceDbVectorIndex } from './lancedb-index.js';
 import type { TableMaintenance } from './maintenance.js';
+import { SHARD_LISTING_MS } from './tables.js';
 
 const DIMENSIONS = 16;
 const SHARD_ROWS = 10;
@@ -109,6 +112,7 @@ describe('LanceDbVectorIndex in shards', () => {
       await sharded.index.add(id, batch(7));
       expect(await other.count(id)).toBe(12);
       await sharded.index.add(id, batch(13, (seed) => (seed === 15 ? { text: 'a lone quokka' } : {})));
+      await sleep(SHARD_LISTING_MS);
       expect(await other.count(id)).toBe(18);
       expect((await other.search(id, { strategy: 'keyword', text: 'quokka', limit: 5, offset: 0 })).map((result) => result.chunk.entityId)).toEqual(['entity-15']);
       await sharded.index.deleteCollection(id);
@@ -149,20 +153,105 @@ describe('LanceDbVectorIndex in shards', () => {
     expect(await sharded.index.count(id)).toBe(18);
   });
 
-  test('an upkeep failure of a table the index has forgotten (its collection dropped) is reported under the table’s name, not thrown', async () => {
-    const reported: string[] = [];
-    const index = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS, onUpkeepError: (id) => reported.push(id) });
+  test('another process sees a new shard within SHARD_LISTING_MS, though deletes took the full one under shardRows again', async () => {
+    const id = randomUUID();
+    const other = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS });
     try {
-      const id = randomUUID();
-      await index.add(id, batch(1));
-      // What TableMaintenance calls when a compaction a search queued fails.
-      const report = (index as unknown as { maintenance: { onUpkeepError(tableName: string, error: unknown): void } }).maintenance.onUpkeepError;
-      report(LanceDbVectorIndex.tableName(id), new Error('commit conflict'));
-      await index.deleteCollection(id);
-      expect(() => report(LanceDbVectorIndex.tableName(id), new Error('table not found'))).not.toThrow();
-      expect(reported).toEqual([id, LanceDbVectorIndex.tableName(id)]);
+      await sharded.index.add(id, batch(1));
+      expect(await other.count(id)).toBe(6);
+      await sharded.index.add(id, batch(7));
+      await sharded.index.add(id, batch(13, (seed) => (seed === 15 ? { text: 'a lone quokka' } : {})));
+      // Shard 0 held 12 (full) when shard 1 began; now 9.
+      await sharded.index.deleteEntities(id, 'conn-1', ['entity-1', 'entity-2', 'entity-3']);
+      await sleep(SHARD_LISTING_MS);
+      expect(await other.count(id)).toBe(15);
+      expect((await other.search(id, { strategy: 'keyword', text: 'quokka', limit: 5, offset: 0 })).map((result) => result.chunk.entityId)).toEqual(['entity-15']);
     } finally {
-      await index.close();
+      await other.close();
+    }
+  });
+
+  test('a search skips an empty shard another process has just made, and leaves its indexes to that process', async () => {
+    const id = randomUUID();
+    await sharded.index.add(id, batch(1, (seed) => (seed === 2 ? { text: 'a lone tapir' } : {})));
+    const db = await lancedb.connect(sharded.directory);
+    const made = await db.createEmptyTable(LanceDbVectorIndex.tableName(id, 1), chunkSchema(DIMENSIONS));
+    const reader = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS });
+    try {
+      expect((await reader.search(id, { strategy: 'keyword', text: 'tapir', limit: 5, offset: 0 })).map((result) => result.chunk.entityId)).toEqual(['entity-2']);
+      const hybrid = await reader.search(id, { strategy: 'hybrid', text: 'tapir', vector: seededVector(DIMENSIONS, 2), limit: 3, offset: 0 });
+      expect(hybrid[0]!.chunk.entityId).toBe('entity-2');
+    } finally {
+      await reader.close();
+      made.close();
+    }
+    // Read as another process would (the handle that made the table sees the version it made).
+    const again = await db.openTable(LanceDbVectorIndex.tableName(id, 1));
+    try {
+      await again.checkoutLatest();
+      expect(await again.listIndices()).toEqual([]);
+    } finally {
+      again.close();
+      db.close();
+    }
+  });
+
+  test('a new shard is numbered after the last, whatever gaps a drop cut short left', async () => {
+    const id = randomUUID();
+    for (const first of [1, 7, 13, 19, 25]) await sharded.index.add(id, batch(first));
+    const db = await lancedb.connect(sharded.directory);
+    await db.dropTable(LanceDbVectorIndex.tableName(id, 1));
+    db.close();
+    const reopened = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS });
+    try {
+      await reopened.add(id, batch(31));
+      await reopened.add(id, batch(37));
+      const first = LanceDbVectorIndex.tableName(id);
+      expect(tablesOf(sharded.directory).filter((name) => name.startsWith(first))).toEqual([`${first}.lance`, `${first}_s2.lance`, `${first}_s3.lance`]);
+      expect(await reopened.count(id)).toBe(12 + 12 + 6);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  test('a table’s name names its collection, for every shard (upkeep, kept by table name, locks and reports its collection even once the table is forgotten)', () => {
+    for (const id of [randomUUID(), randomUUID().toUpperCase(), 'bench-search', 'ünïcode collection_s1']) {
+      for (const shard of [0, 1, 12]) expect(LanceDbVectorIndex.collectionIdOf(LanceDbVectorIndex.tableName(id, shard))).toBe(id);
+    }
+  });
+
+  test('an optimize whose vector index upkeep failed is done again by the next, though its compaction was done', async () => {
+    const id = randomUUID();
+    await sharded.index.add(id, batch(1));
+    const maintenance = (sharded.index as unknown as { maintenance: TableMaintenance }).maintenance;
+    const upkeep = jest.spyOn(maintenance, 'upkeepVectorIndex').mockRejectedValueOnce(new Error('index training failed'));
+    await expect(sharded.index.optimize(id)).rejects.toThrow('index training failed');
+    upkeep.mockRestore();
+    const compact = jest.spyOn(maintenance, 'compact');
+    try {
+      await sharded.index.optimize(id);
+      expect(compact.mock.calls.map(([name]) => name)).toEqual([LanceDbVectorIndex.tableName(id)]);
+      compact.mockClear();
+      await sharded.index.optimize(id);
+      expect(compact).not.toHaveBeenCalled();
+    } finally {
+      compact.mockRestore();
+    }
+  });
+
+  test('a delete matching none of a full shard’s rows still makes it a version: the next optimize compacts it (its old versions cleaned up)', async () => {
+    const id = randomUUID();
+    await writeBoth(id);
+    await sharded.index.optimize(id);
+    const compact = jest.spyOn((sharded.index as unknown as { maintenance: TableMaintenance }).maintenance, 'compact');
+    try {
+      await sharded.index.optimize(id);
+      expect(compact).not.toHaveBeenCalled();
+      await sharded.index.deleteEntities(id, 'conn-1', ['entity-absent']);
+      await sharded.index.optimize(id);
+      expect(compact.mock.calls.map(([name]) => name)).toEqual([0, 1, 2].map((shard) => LanceDbVectorIndex.tableName(id, shard)));
+    } finally {
+      compact.mockRestore();
     }
   });
 

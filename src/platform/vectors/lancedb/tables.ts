@@ -4,6 +4,22 @@ import { ValidationError } from '../../../shared/errors.js';
 import { type ChunkLayout, chunkSchema, CURRENT_LAYOUT, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, precisionOf } from './arrow.js';
 
 /**
+ * How long a listing of a collection's shards is used before it is listed again (~0.1 ms): another
+ * process's new shard is seen within it, as the service's other caches of what other processes
+ * change (API keys, collection scopes) are.
+ */
+export const SHARD_LISTING_MS = 1000;
+/** The suffix of a shard after the first: `_s<n>` (first tables' names hold no underscore after their prefix). */
+const SHARD_SUFFIX = /_s[1-9][0-9]*$/;
+
+/** The shard a table of tableName is of the collection's (0 for its first), or -1 when it is not one of them. */
+function shardNumber(collectionId: string, tableName: string): number {
+  const first = LanceDbTables.tableName(collectionId);
+  if (tableName === first) return 0;
+  return tableName.startsWith(first) && SHARD_SUFFIX.test(tableName) && tableName.lastIndexOf('_s') === first.length ? Number(tableName.slice(first.length + 2)) : -1;
+}
+
+/**
  * The chunk tables of one LanceDB connection: each collection's chunks in shards of about `shardRows`
  * rows, each a table (`chunks_<collection id without dashes>`, then `…_s1`, `…_s2`: a collection made
  * before shards has its one table as its first). Writes go to the last shard until it holds
@@ -16,8 +32,8 @@ import { type ChunkLayout, chunkSchema, CURRENT_LAYOUT, ENTITY_KEY_COLUMN, KEYWO
 export class LanceDbTables {
   /** Open handles by table name. */
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
-  /** Each collection's shards as last listed or made here, by table name in shard order. */
-  private readonly shardNames = new Map<string, string[]>();
+  /** Each collection's shards as last listed or made here (table names in shard order), and when they were listed. */
+  private readonly shardNames = new Map<string, { names: string[]; listedAt: number }>();
   private readonly locks = new Map<string, Promise<unknown>>();
   /**
    * The name of each open table: LanceDB's `table.name` borrows the native handle, and fails while
@@ -49,6 +65,14 @@ export class LanceDbTables {
     return shard === 0 ? first : `${first}_s${shard}`;
   }
 
+  /** The collection whose chunks a table of tableName holds (its inverse, for any shard). */
+  static collectionIdOf(tableName: string): string {
+    const first = tableName.replace(SHARD_SUFFIX, '');
+    if (first.startsWith('chunks_h_')) return Buffer.from(first.slice('chunks_h_'.length), 'hex').toString('utf8');
+    const hex = first.slice('chunks_'.length);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
   /** Runs a read of a collection's shards (none: `empty`); a table dropped by another process meanwhile is listed again. */
   async read<T>(collectionId: string, empty: T, run: (shards: lancedb.Table[]) => Promise<T>): Promise<T> {
     try {
@@ -59,27 +83,28 @@ export class LanceDbTables {
       if (this.closed) throw new Error('LanceDbVectorIndex is closed', { cause: error });
       if (error instanceof ValidationError || !isNotFound(error)) throw error;
       this.forget(collectionId);
-      const again = await this.shards(collectionId);
-      return again.length > 0 ? run(again) : empty;
+      try {
+        const again = await this.shards(collectionId);
+        return again.length > 0 ? await run(again) : empty;
+      } catch (retryError) {
+        // Dropped again under the retry (a collection's shards are dropped one by one): it is gone.
+        if (this.closed || retryError instanceof ValidationError || !isNotFound(retryError)) throw retryError;
+        return empty;
+      }
     }
   }
 
   /**
    * A collection's shards, first to last (none before its first write). Listed while none is known
-   * (another process may write the first), and again when the last one known holds `shardRows`:
-   * another process (`catchment worker` beside `catchment serve`) may have begun the next; every
-   * process of a deployment must use the same `shardRows`.
+   * (another process may write the first), and again once the listing is SHARD_LISTING_MS old:
+   * another process (`catchment worker` beside `catchment serve`) may have begun the next. (Not by
+   * the last shard's rows: deletes take a full shard under `shardRows` again.)
    */
   async shards(collectionId: string): Promise<lancedb.Table[]> {
     this.assertOpen();
-    let names = this.shardNames.get(collectionId);
-    if (!names?.length) names = await this.list(collectionId);
-    let shards = await Promise.all(names.map((name) => this.open(name)));
-    if (shards.length > 0 && (await shards.at(-1)!.countRows()) >= this.shardRows) {
-      const listed = await this.list(collectionId);
-      if (listed.length !== names.length) shards = await Promise.all(listed.map((name) => this.open(name)));
-    }
-    return shards;
+    const known = this.shardNames.get(collectionId);
+    const names = known?.names.length && Date.now() - known.listedAt < SHARD_LISTING_MS ? known.names : await this.list(collectionId);
+    return Promise.all(names.map((name) => this.open(name)));
   }
 
   /**
@@ -91,22 +116,24 @@ export class LanceDbTables {
     const shards = await this.shards(collectionId);
     const last = shards.at(-1);
     if (last && (await last.countRows()) < this.shardRows) return { table: last, created: false };
-    const name = LanceDbTables.tableName(collectionId, shards.length);
+    // After the last one's number: a drop cut short leaves gaps, and a number met again would reopen a full shard.
+    const name = LanceDbTables.tableName(collectionId, last ? shardNumber(collectionId, this.nameOf(last)) + 1 : 0);
     const table = await this.remember(name, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
-    this.shardNames.set(collectionId, [...shards.map((shard) => this.nameOf(shard)), name]);
+    this.shardNames.set(collectionId, { names: [...shards.map((shard) => this.nameOf(shard)), name], listedAt: Date.now() });
     return { table, created: true, filled: last };
   }
 
-  /** The collection's shards' names as the connection lists them now, in shard order. */
+  /** The collection's shards' names as the connection lists them now, in shard order; shards gone since the last listing are forgotten. */
   private async list(collectionId: string): Promise<string[]> {
-    const first = LanceDbTables.tableName(collectionId);
-    const shardOf = (name: string) => (name === first ? 0 : name.startsWith(`${first}_s`) && /^[1-9][0-9]*$/.test(name.slice(first.length + 2)) ? Number(name.slice(first.length + 2)) : -1);
     const names = (await this.db.tableNames())
-      .map((name) => ({ name, shard: shardOf(name) }))
+      .map((name) => ({ name, shard: shardNumber(collectionId, name) }))
       .filter(({ shard }) => shard >= 0)
       .sort((a, b) => a.shard - b.shard)
       .map(({ name }) => name);
-    this.shardNames.set(collectionId, names);
+    for (const gone of this.shardNames.get(collectionId)?.names ?? []) {
+      if (!names.includes(gone)) this.forgetTable(gone);
+    }
+    this.shardNames.set(collectionId, { names, listedAt: Date.now() });
     return names;
   }
 
@@ -142,8 +169,9 @@ export class LanceDbTables {
   /** Drops the collection's shards; the cached handles are dropped, not closed: a search may still be reading through them. */
   async drop(collectionId: string): Promise<void> {
     this.forget(collectionId);
-    for (const name of await this.list(collectionId)) await this.db.dropTable(name);
-    this.shardNames.delete(collectionId);
+    // Last first: a drop cut short leaves the first shards, read as the collection's whole (see writeShard).
+    for (const name of (await this.list(collectionId)).reverse()) await this.db.dropTable(name);
+    this.forget(collectionId);
   }
 
   /** Serializes writes to one collection's table within this process; refused once close() has begun. */
@@ -230,11 +258,13 @@ export class LanceDbTables {
 
   /** Drops the handles of a collection's shards known here, and what is kept beside them. */
   private forget(collectionId: string): void {
-    for (const name of this.shardNames.get(collectionId) ?? [LanceDbTables.tableName(collectionId)]) {
-      this.handles.delete(name);
-      this.onForget(name);
-    }
+    for (const name of this.shardNames.get(collectionId)?.names ?? [LanceDbTables.tableName(collectionId)]) this.forgetTable(name);
     this.shardNames.delete(collectionId);
+  }
+
+  private forgetTable(name: string): void {
+    this.handles.delete(name);
+    this.onForget(name);
   }
 
   private assertOpen(): void {

@@ -15,8 +15,9 @@ const BATCH = 500;
  * vector index is also retrained as it grows), so every optimize cost more as the table grew: 4–15 s
  * each by 1,000,000 rows, resident memory between them 557 → 880 MiB and their peaks 1,006 → 1,247
  * MiB. A collection's chunks now fill tables of CATCHMENT_LANCEDB_SHARD_ROWS in turn, and searches read
- * them all. Here, through the service: a sync spreads its chunks over shards of the setting's size (no
- * table holds more than the setting plus the batch that crossed it), and REST search finds an entity
+ * them all. Here, through the service: a sync spreads its chunks over at least three shards (the first
+ * and the last hold under the setting plus a few batches' chunks: a batch of 500 entities writes more
+ * than 500 chunks, in slices), and REST search finds an entity
  * of the first shard and one of the last by name, and counts every chunk.
  */
 describe('issue 18-14: a collection’s chunks fill shards of CATCHMENT_LANCEDB_SHARD_ROWS, and search reads them all', () => {
@@ -39,7 +40,7 @@ describe('issue 18-14: a collection’s chunks fill shards of CATCHMENT_LANCEDB_
     const entityOf = async (shard: number) => {
       const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId, shard));
       try {
-        // The batch that crossed the setting went whole to the shard it found under it.
+        // The write that crossed the setting went whole to the shard it found under it; no shard grew on past it.
         expect(await table.countRows()).toBeLessThan(SHARD_ROWS + BATCH * 3);
         const [row] = await table.query().select(['entity_id']).limit(1).toArray();
         return String(row.entity_id);

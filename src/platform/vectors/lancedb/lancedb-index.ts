@@ -117,7 +117,8 @@ export class LanceDbVectorIndex implements VectorIndex {
   /** Deletes the rows each predicate matches from every shard; a shard it deleted rows from counts a write (its upkeep). */
   private async deleteWhere(collectionId: string, predicates: string[]): Promise<void> {
     await this.tables.exclusive(collectionId, async () => {
-      for (const table of await this.tables.shards(collectionId)) {
+      // Listed now: a delete must reach every shard, another process's newest too.
+      for (const table of await this.tables.shards(collectionId, { fresh: true })) {
         const name = this.tables.nameOf(table);
         for (const predicate of predicates) {
           if ((await table.delete(predicate)).numDeletedRows > 0) await this.maintenance.wrote(name, table);
@@ -136,7 +137,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       // Asked before close() began, not started yet: close() would wait for all of it (tens of seconds at a
       // million rows). Left undone, it is owed (SyncJob.indexOptimizedAt): the worker's next start does it.
       if (this.tables.isClosing()) throw new Error('LanceDbVectorIndex is closing: the optimize is left undone');
-      for (const table of await this.tables.shards(collectionId)) await this.optimizeShard(table);
+      for (const table of await this.tables.shards(collectionId, { fresh: true })) await this.optimizeShard(table);
     });
   }
 

@@ -171,6 +171,39 @@ describe('LanceDbVectorIndex in shards', () => {
     }
   });
 
+  test('a listing a search read before a write made a new shard is not kept over the write’s: a delete then reaches the new shard', async () => {
+    const id = randomUUID();
+    await sharded.index.add(id, batch(1));
+    await sharded.index.add(id, batch(7));
+    await sleep(SHARD_LISTING_MS);
+    // The search's listing (shard 0 alone) is read, then held until the write below has made shard 1.
+    const db = (sharded.index as unknown as { tables: { db: lancedb.Connection } }).tables.db;
+    const tableNames = db.tableNames.bind(db);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = jest.spyOn(db, 'tableNames').mockImplementationOnce(async (...args) => {
+      const names = await tableNames(...args);
+      await released;
+      return names;
+    });
+    try {
+      const search = sharded.index.search(id, { strategy: 'keyword', text: 'quokka', limit: 5, offset: 0 });
+      await sharded.index.add(id, batch(13, (seed) => (seed === 15 ? { text: 'a lone quokka' } : {})));
+      release();
+      await search;
+    } finally {
+      release();
+      held.mockRestore();
+    }
+    // The write's listing stands: the new shard is read at once.
+    expect(await sharded.index.count(id)).toBe(18);
+    await sharded.index.deleteEntities(id, 'conn-1', ['entity-15']);
+    expect(await sharded.index.count(id)).toBe(17);
+    await sleep(SHARD_LISTING_MS);
+    expect(await sharded.index.count(id)).toBe(17);
+    expect(await sharded.index.search(id, { strategy: 'keyword', text: 'quokka', limit: 5, offset: 0 })).toEqual([]);
+  });
+
   test('a search skips an empty shard another process has just made, and leaves its indexes to that process', async () => {
     const id = randomUUID();
     await sharded.index.add(id, batch(1, (seed) => (seed === 2 ? { text: 'a lone tapir' } : {})));

@@ -34,6 +34,11 @@ export class LanceDbTables {
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
   /** Each collection's shards as last listed or made here (table names in shard order), and when they were listed. */
   private readonly shardNames = new Map<string, { names: string[]; listedAt: number }>();
+  /**
+   * Counts each change to what is known of a collection's shards (a listing kept, a shard made, the
+   * collection forgotten): a listing read before one of them is used, not kept over it.
+   */
+  private readonly listingChanges = new Map<string, number>();
   private readonly locks = new Map<string, Promise<unknown>>();
   /**
    * The name of each open table: LanceDB's `table.name` borrows the native handle, and fails while
@@ -100,41 +105,49 @@ export class LanceDbTables {
    * another process (`catchment worker` beside `catchment serve`) may have begun the next. (Not by
    * the last shard's rows: deletes take a full shard under `shardRows` again.)
    */
-  async shards(collectionId: string): Promise<lancedb.Table[]> {
+  async shards(collectionId: string, { fresh = false } = {}): Promise<lancedb.Table[]> {
     this.assertOpen();
     const known = this.shardNames.get(collectionId);
-    const names = known?.names.length && Date.now() - known.listedAt < SHARD_LISTING_MS ? known.names : await this.list(collectionId);
+    const names = !fresh && known?.names.length && Date.now() - known.listedAt < SHARD_LISTING_MS ? known.names : await this.list(collectionId);
     return Promise.all(names.map((name) => this.open(name)));
   }
 
   /**
    * The shard a write of a collection goes to: its last, or a new one once that holds `shardRows`
    * (`created`: the caller gives it its indexes; `filled`: the shard before it, which takes no more
-   * writes). The caller holds the collection's lock.
+   * writes), from the shards listed now. The caller holds the collection's lock.
    */
   async writeShard(collectionId: string): Promise<{ table: lancedb.Table; created: boolean; filled?: lancedb.Table }> {
-    const shards = await this.shards(collectionId);
+    const shards = await this.shards(collectionId, { fresh: true });
     const last = shards.at(-1);
     if (last && (await last.countRows()) < this.shardRows) return { table: last, created: false };
     // After the last one's number: a drop cut short leaves gaps, and a number met again would reopen a full shard.
     const name = LanceDbTables.tableName(collectionId, last ? shardNumber(collectionId, this.nameOf(last)) + 1 : 0);
     const table = await this.remember(name, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
-    this.shardNames.set(collectionId, { names: [...shards.map((shard) => this.nameOf(shard)), name], listedAt: Date.now() });
+    this.keepListing(collectionId, [...shards.map((shard) => this.nameOf(shard)), name]);
     return { table, created: true, filled: last };
   }
 
   /** The collection's shards' names as the connection lists them now, in shard order; shards gone since the last listing are forgotten. */
   private async list(collectionId: string): Promise<string[]> {
+    const changesBefore = this.listingChanges.get(collectionId) ?? 0;
     const names = (await this.db.tableNames())
       .map((name) => ({ name, shard: shardNumber(collectionId, name) }))
       .filter(({ shard }) => shard >= 0)
       .sort((a, b) => a.shard - b.shard)
       .map(({ name }) => name);
+    // A shard made (a write of this process) or another listing kept while this one was read: this one may be older.
+    if ((this.listingChanges.get(collectionId) ?? 0) !== changesBefore) return names;
     for (const gone of this.shardNames.get(collectionId)?.names ?? []) {
       if (!names.includes(gone)) this.forgetTable(gone);
     }
-    this.shardNames.set(collectionId, { names, listedAt: Date.now() });
+    this.keepListing(collectionId, names);
     return names;
+  }
+
+  private keepListing(collectionId: string, names: string[]): void {
+    this.shardNames.set(collectionId, { names, listedAt: Date.now() });
+    this.listingChanges.set(collectionId, (this.listingChanges.get(collectionId) ?? 0) + 1);
   }
 
   private open(name: string): Promise<lancedb.Table> {
@@ -260,6 +273,7 @@ export class LanceDbTables {
   private forget(collectionId: string): void {
     for (const name of this.shardNames.get(collectionId)?.names ?? [LanceDbTables.tableName(collectionId)]) this.forgetTable(name);
     this.shardNames.delete(collectionId);
+    this.listingChanges.set(collectionId, (this.listingChanges.get(collectionId) ?? 0) + 1);
   }
 
   private forgetTable(name: string): void {

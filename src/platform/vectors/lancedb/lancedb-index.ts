@@ -76,11 +76,6 @@ export class LanceDbVectorIndex implements VectorIndex {
     return LanceDbTables.tableName(collectionId, shard);
   }
 
-  /** The collection whose chunks a table of tableName holds (tableName's inverse, for any shard). */
-  static collectionIdOf(tableName: string): string {
-    return LanceDbTables.collectionIdOf(tableName);
-  }
-
   // ---------------------------------------------------------------- writes
 
   async add(collectionId: string, chunks: ChunkRecord[]): Promise<void> {

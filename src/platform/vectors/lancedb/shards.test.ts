@@ -9,7 +9,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { chunkSchema } from './arrow.js';
 import { LanceDbVectorIndex } from './lancedb-index.js';
 import type { TableMaintenance } from './maintenance.js';
-import { SHARD_LISTING_MS } from './tables.js';
+import { LanceDbTables, SHARD_LISTING_MS } from './tables.js';
 
 const DIMENSIONS = 16;
 const SHARD_ROWS = 10;
@@ -249,7 +249,7 @@ describe('LanceDbVectorIndex in shards', () => {
 
   test('a table’s name names its collection, for every shard (upkeep, kept by table name, locks and reports its collection even once the table is forgotten)', () => {
     for (const id of [randomUUID(), randomUUID().toUpperCase(), 'bench-search', 'ünïcode collection_s1']) {
-      for (const shard of [0, 1, 12]) expect(LanceDbVectorIndex.collectionIdOf(LanceDbVectorIndex.tableName(id, shard))).toBe(id);
+      for (const shard of [0, 1, 12]) expect(LanceDbTables.collectionIdOf(LanceDbTables.tableName(id, shard))).toBe(id);
     }
   });
 

@@ -86,17 +86,22 @@ export class LanceDbTables {
     } catch (error) {
       // close() closed the handle under this read: say so as every later call does, not as LanceDB's "Table … is closed".
       if (this.closed) throw new Error('LanceDbVectorIndex is closed', { cause: error });
-      if (error instanceof ValidationError || !isNotFound(error)) throw error;
+      if (!this.isGone(error)) throw error;
       this.forget(collectionId);
       try {
         const again = await this.shards(collectionId);
         return again.length > 0 ? await run(again) : empty;
       } catch (retryError) {
         // Dropped again under the retry (a collection's shards are dropped one by one): it is gone.
-        if (this.closed || retryError instanceof ValidationError || !isNotFound(retryError)) throw retryError;
+        if (!this.isGone(retryError)) throw retryError;
         return empty;
       }
     }
+  }
+
+  /** Whether a read failed because its table is gone (dropped by another process), not for another reason. */
+  private isGone(error: unknown): boolean {
+    return !this.closed && !(error instanceof ValidationError) && isNotFound(error);
   }
 
   /**
@@ -147,6 +152,10 @@ export class LanceDbTables {
 
   private keepListing(collectionId: string, names: string[]): void {
     this.shardNames.set(collectionId, { names, listedAt: Date.now() });
+    this.listingChanged(collectionId);
+  }
+
+  private listingChanged(collectionId: string): void {
     this.listingChanges.set(collectionId, (this.listingChanges.get(collectionId) ?? 0) + 1);
   }
 
@@ -273,7 +282,7 @@ export class LanceDbTables {
   private forget(collectionId: string): void {
     for (const name of this.shardNames.get(collectionId)?.names ?? [LanceDbTables.tableName(collectionId)]) this.forgetTable(name);
     this.shardNames.delete(collectionId);
-    this.listingChanges.set(collectionId, (this.listingChanges.get(collectionId) ?? 0) + 1);
+    this.listingChanged(collectionId);
   }
 
   private forgetTable(name: string): void {

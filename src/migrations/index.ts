@@ -12,6 +12,7 @@ import { Migration20261124040000_entities_key } from './Migration20261124040000_
 import { Migration20261124050000_entities_connection_trigger } from './Migration20261124050000_entities_connection_trigger.js';
 import { Migration20261125000000_pending_cleanups } from './Migration20261125000000_pending_cleanups.js';
 import { Migration20261125100000_index_optimized_at } from './Migration20261125100000_index_optimized_at.js';
+import { Migration20261202000000_counts_at_checkpoint } from './Migration20261202000000_counts_at_checkpoint.js';
 
 type MigrationClass = new (...args: ConstructorParameters<typeof Migration>) => Migration;
 
@@ -30,4 +31,5 @@ export const migrations: { name: string; class: MigrationClass }[] = [
   { name: 'Migration20261124050000_entities_connection_trigger', class: Migration20261124050000_entities_connection_trigger },
   { name: 'Migration20261125000000_pending_cleanups', class: Migration20261125000000_pending_cleanups },
   { name: 'Migration20261125100000_index_optimized_at', class: Migration20261125100000_index_optimized_at },
+  { name: 'Migration20261202000000_counts_at_checkpoint', class: Migration20261202000000_counts_at_checkpoint },
 ];

@@ -50,12 +50,13 @@ export function noteRows(count: number, prefix = 'note'): EntityRow[] {
 }
 
 /**
- * A sync pipeline over the fixture's server (its index, embedder and blob store), one entity a batch,
- * writing the entity table through `entities`: the fixture's store, or one wrapping it to count calls.
+ * A sync pipeline over the fixture's server (its index, embedder and blob store), one entity a batch
+ * unless `batchSize` says otherwise, writing the entity table through `entities`: the fixture's
+ * store, or one wrapping it to count calls.
  */
-export async function pipelineOn(fixture: EntityTableFixture, entities: EntityStore = fixture.store): Promise<SyncPipeline> {
+export async function pipelineOn(fixture: EntityTableFixture, entities: EntityStore = fixture.store, batchSize = 1): Promise<SyncPipeline> {
   const { core } = fixture.server.running;
-  return new SyncPipeline({ entities, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize: 1, logger: core.logger });
+  return new SyncPipeline({ entities, vectors: await core.vectors(), embedder: await core.embedder(), blobs: core.blobs, maxEntities: 1000, batchSize, logger: core.logger });
 }
 
 /** A run of the fixture's push connection over `items` as job `jobId`; `complete`: the source listed all it holds. */

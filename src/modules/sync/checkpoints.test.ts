@@ -34,6 +34,6 @@ describe('RunCheckpoints', () => {
     const items: string[] = [];
     for await (const item of checkpoints.count(source())) items.push(item);
     expect(checkpoints.committedThrough(1)).toBeUndefined();
-    expect(checkpoints.committedThrough(2)).toEqual({ cursor: 'after b' });
+    expect(checkpoints.committedThrough(2)).toEqual({ after: 2, cursor: 'after b' });
   });
 });

@@ -23,11 +23,12 @@ export class RunCheckpoints {
 
   /**
    * The latest checkpoint that `committed` items cover (the pipeline committed the first `committed`
-   * items of the run), or undefined when none is due; it and those before it are then done.
+   * items of the run), with the number of items yielded before it, or undefined when none is due; it
+   * and those before it are then done.
    */
-  committedThrough(committed: number): { cursor: unknown } | undefined {
-    let due: { cursor: unknown } | undefined;
-    while (this.pending.length > 0 && this.pending[0]!.after <= committed) due = { cursor: this.pending.shift()!.cursor };
+  committedThrough(committed: number): { after: number; cursor: unknown } | undefined {
+    let due: { after: number; cursor: unknown } | undefined;
+    while (this.pending.length > 0 && this.pending[0]!.after <= committed) due = this.pending.shift()!;
     return due;
   }
 }

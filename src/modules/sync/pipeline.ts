@@ -10,18 +10,10 @@ import { EntityIdSet } from './entity-id-set.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import { RawStore } from './raw-store.js';
 import type { EffectiveSyncConfig } from './sync-config-layers.js';
+import { BatchOutcomes, NO_COUNTS, type SyncCounts } from './sync-counts.js';
 
 /** The id by which `target_destinations` / `exclude_destinations` name the built-in vector index. */
 export const NATIVE_VECTOR_DESTINATION_ID = '00000000-0000-4000-8000-000000000001';
-
-export interface SyncCounts {
-  inserted: number;
-  updated: number;
-  deleted: number;
-  skipped: number;
-  failed: number;
-  chunks: number;
-}
 
 export interface PipelineDependencies {
   entities: EntityStore;
@@ -59,8 +51,14 @@ export interface PipelineRun {
   /** Once the run owes the index nothing: at its end when it has nothing to optimize, else once its optimize has ended. */
   onIndexOptimized(): Promise<void>;
   signal: AbortSignal;
-  /** After each committed batch: the counts so far, and how many of the source's items (from the first) are committed. */
-  onProgress(counts: SyncCounts, committedItems: number): Promise<void>;
+  /** The counts the run continues from: those of the job it resumes, as of the checkpoint it resumes from (none by default). */
+  startCounts?: SyncCounts;
+  /**
+   * After each committed batch: the counts so far, how many of the source's items (from the first)
+   * are committed, and the counts as of any item the batch committed (`item`, counted from the first,
+   * past the previous call's `committedItems`): where a checkpoint in the batch falls.
+   */
+  onProgress(counts: SyncCounts, committedItems: number, countsThrough: (item: number) => SyncCounts): Promise<void>;
 }
 
 interface ChangedEntity extends HashedEntity {
@@ -91,6 +89,8 @@ interface PreparedBatch {
   records: ChunkRecord[];
   perEntity: Map<string, number>;
   deletions: string[];
+  /** What each of the batch's items came to (counted as the batch commits). */
+  outcomes: BatchOutcomes;
   /** The source's items read up to the end of this batch, from the first. */
   itemsThrough: number;
 }
@@ -136,7 +136,7 @@ export class SyncPipeline {
   }
 
   async run(run: PipelineRun): Promise<SyncCounts> {
-    const counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
+    const counts: SyncCounts = { ...(run.startCounts ?? NO_COUNTS) };
     const ids: RunIds = { seen: new EntityIdSet(), deleted: new EntityIdSet(), seenAllStored: true, startedEmpty: !(await this.deps.entities.holdsAny(run.sourceConnectionId)) };
     const guardrail = new EntityGuardrail({
       skip: run.config.behavior.skipGuardrails,
@@ -167,7 +167,7 @@ export class SyncPipeline {
     };
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
-      const prepared = { ...(await this.prepareBatch(run, items, counts, ids, guardrail, committing)), itemsThrough: itemsRead };
+      const prepared = { ...(await this.prepareBatch(run, items, ids, guardrail, committing)), itemsThrough: itemsRead };
       const bytes = heldBytes(prepared);
       // One batch may always wait behind the one being written (as without read-ahead); more while they fit.
       while (held.length > 1 && held.reduce((sum, batch) => sum + batch.bytes, bytes) > readAheadBytes) await held[0]!.committed.catch(() => undefined);
@@ -180,8 +180,8 @@ export class SyncPipeline {
       committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
         if (previous.status === 'rejected') throw previous.reason;
         if (store.status === 'rejected') throw store.reason;
-        await this.commitBatch(run, prepared, counts);
-        await run.onProgress(counts, prepared.itemsThrough);
+        const countsThrough = await this.commitBatch(run, prepared, counts);
+        await run.onProgress(counts, prepared.itemsThrough, countsThrough);
       });
       const waiting = { stored, committed: committing, bytes };
       held.push(waiting);
@@ -227,7 +227,7 @@ export class SyncPipeline {
       // When every id met is stored, as many stored rows as ids met leaves none the source no longer
       // has: the pages of stored ids are not read (~0.5 s at 111,000 entities on the embedded database).
       if (!ids.seenAllStored || stored !== ids.seen.size) stored -= await this.deleteUnseen(run, raw, index, ids, counts);
-      await run.onProgress(counts, itemsRead);
+      await run.onProgress(counts, itemsRead, () => counts);
     }
     await raw.compactIfWasteful(stored);
     // A run that left the index as the previous, complete, run had optimized it has nothing to optimize.
@@ -295,7 +295,6 @@ export class SyncPipeline {
   private async prepareBatch(
     run: PipelineRun,
     items: SourceItem[],
-    counts: SyncCounts,
     ids: RunIds,
     guardrail: EntityGuardrail,
     writing: Promise<void> | null,
@@ -303,16 +302,26 @@ export class SyncPipeline {
     run.signal.throwIfAborted();
     const entities: SourceEntity[] = [];
     const deletions: string[] = [];
+    const outcomes = new BatchOutcomes();
+    /** Where in the batch each entity (the last of an id) and each deletion came. */
+    const entityAt = new Map<string, number>();
+    const deletionAt: number[] = [];
     for (const item of items) {
       if ('keep' in item) {
         ids.seen.add(item.keep);
         ids.seenAllStored = false;
-        counts.skipped++;
+        outcomes.add('skipped');
       } else if ('delete' in item) {
         ids.seenAllStored = false;
+        deletionAt.push(outcomes.size);
         deletions.push(item.delete);
+        outcomes.add('deleted');
       } else {
+        const earlier = entityAt.get(item.entityId);
+        if (earlier !== undefined) outcomes.set(earlier, 'superseded');
+        entityAt.set(item.entityId, outcomes.size);
         entities.push(item);
+        outcomes.add('skipped'); // until its hash says otherwise (below)
       }
     }
     // The same id twice in one batch: the later version wins.
@@ -326,14 +335,18 @@ export class SyncPipeline {
     for (const entity of latest.values()) {
       const { hash, content } = hashedContent(entity);
       const previous = known.get(entity.entityId);
-      if (previous === hash && !run.config.behavior.skipHashComparison) counts.skipped++;
-      else changed.push({ entity, hash, content, isNew: previous === undefined });
+      if (previous !== hash || run.config.behavior.skipHashComparison) changed.push({ entity, hash, content, isNew: previous === undefined });
     }
+    // A deletion of an id the batch also yields is not one: the entity wins.
+    deletions.forEach((id, index) => {
+      if (latest.has(id)) outcomes.set(deletionAt[index]!, 'superseded');
+    });
     const deleting = deletions.filter((id) => !latest.has(id));
     for (const id of deleting) ids.deleted.add(id);
     await guardrail.check(ids.seen.size, latest.size - known.size, deleting);
     const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
-    return { changed, deletions: deleting, ...chunks };
+    for (const { entity, isNew } of changed) outcomes.set(entityAt.get(entity.entityId)!, isNew ? 'inserted' : 'updated', chunks.perEntity.get(entity.entityId) ?? 0);
+    return { changed, deletions: deleting, outcomes, ...chunks };
   }
 
   /**
@@ -354,10 +367,12 @@ export class SyncPipeline {
     for (const write of writes) if (write.status === 'rejected') throw write.reason;
   }
 
-  /** Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks (progress follows). */
-  private async commitBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<void> {
-    const { changed, records, perEntity } = batch;
-    counts.chunks += records.length;
+  /**
+   * Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks
+   * (progress follows). Adds the batch to `counts`, and returns the counts as of any of its items.
+   */
+  private async commitBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<(item: number) => SyncCounts> {
+    const { changed, perEntity, outcomes, itemsThrough } = batch;
     await this.deps.entities.upsert(
       run.sourceConnectionId,
       run.collectionId,
@@ -375,11 +390,11 @@ export class SyncPipeline {
         isNew,
       })),
     );
-    for (const { isNew } of changed) {
-      if (isNew) counts.inserted++;
-      else counts.updated++;
-    }
-    counts.deleted += await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
+    const deleted = await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
+    const before = { ...counts };
+    Object.assign(counts, outcomes.countsThrough(before, outcomes.size, deleted));
+    const firstItem = itemsThrough - outcomes.size;
+    return (item) => outcomes.countsThrough(before, item - firstItem, deleted);
   }
 
   private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {

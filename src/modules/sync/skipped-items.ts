@@ -15,7 +15,7 @@ export const NOTHING_SKIPPED: SkippedRecord = { count: 0, byReason: {}, items: [
 
 /** A job's skips as the source reports them (SyncContext.reportSkipped): counted by reason, the first ones listed. */
 export class SkipTally {
-  private readonly record: SkippedRecord = { count: 0, byReason: {}, items: [] };
+  private record: SkippedRecord = { count: 0, byReason: {}, items: [] };
   /** Whether something was reported since the record was last taken (so progress saves it only then). */
   private changed = false;
 
@@ -26,6 +26,12 @@ export class SkipTally {
     if (record.items.length < SKIPPED_ITEMS_LISTED) {
       record.items.push({ entityId: item.entityId, reason: item.reason, ...(item.detail ? { detail: item.detail } : {}) });
     }
+    this.changed = true;
+  }
+
+  /** Continues from `record` (a job's skips as of the checkpoint its run resumes from) instead of what was reported so far. */
+  continueFrom(record: SkippedRecord): void {
+    this.record = { count: record.count, byReason: { ...record.byReason }, items: [...record.items] };
     this.changed = true;
   }
 

@@ -4,6 +4,7 @@ import { uuidv7 } from '../../shared/ids.js';
 import type { SyncConfig } from '../collections/sync-config.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SkippedRecord } from './skipped-items.js';
+import type { SyncCounts } from './sync-counts.js';
 
 export const JOB_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLING', 'CANCELLED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -36,6 +37,7 @@ export class SyncJob {
     | 'chunksWritten'
     | 'entitiesTotal'
     | 'skipped'
+    | 'countsAtCheckpoint'
     | 'error'
     | 'errorDetails'
     | 'credentialsRejected';
@@ -106,6 +108,14 @@ export class SyncJob {
   @Property({ type: 'json', nullable: true, lazy: true })
   skipped: SkippedRecord | null = null;
 
+  /**
+   * The job's counts and skips as of the latest checkpoint it stored (its connection's resumeCursor):
+   * a run of the job resumed from that checkpoint continues from them, since its source yields again
+   * only what came after it. Null before the first. Lazy: read only by the run that resumes.
+   */
+  @Property({ type: 'json', nullable: true, lazy: true })
+  countsAtCheckpoint: CountsAtCheckpoint | null = null;
+
   @Property({ type: 'text', nullable: true })
   error: string | null = null;
 
@@ -115,4 +125,10 @@ export class SyncJob {
   /** The source refused the credentials: the connection needs re-authentication. */
   @Property({ type: 'boolean' })
   credentialsRejected = false;
+}
+
+/** SyncJob.countsAtCheckpoint: the pipeline's counts and the source's skips. */
+export interface CountsAtCheckpoint {
+  counts: SyncCounts;
+  skipped: SkippedRecord;
 }

@@ -11,7 +11,8 @@ import { embeddingMismatch } from '../collections/collection.service.js';
 import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
-import type { SyncCounts, SyncPipeline } from './pipeline.js';
+import type { SyncPipeline } from './pipeline.js';
+import { NO_COUNTS, type SyncCounts } from './sync-counts.js';
 import { RawStore } from './raw-store.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest, Cleanups } from './cleanup.js';
@@ -20,7 +21,7 @@ import { runContext, type RunContextDependencies } from './run-context.js';
 import { OwedOptimizes } from './owed-optimizes.js';
 import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
-import { SyncJob } from './sync-job.entity.js';
+import { type CountsAtCheckpoint, SyncJob } from './sync-job.entity.js';
 import { SkipTally, type SkippedRecord } from './skipped-items.js';
 import { jobCancelTopic, jobProgressTopic, SYNC_QUEUE, type SyncService } from './sync.service.js';
 import { jobView } from './sync-job.view.js';
@@ -151,7 +152,7 @@ export class SyncWorker {
     const controller = new AbortController();
     this.running.set(jobId, controller);
     const heartbeat = setInterval(() => void this.beat(jobId, controller), this.options.heartbeatSeconds * 1000);
-    let counts: SyncCounts = { inserted: 0, updated: 0, deleted: 0, skipped: 0, failed: 0, chunks: 0 };
+    let counts: SyncCounts = { ...NO_COUNTS };
     // Saved and published with the next progress (the source says it before it yields the entities).
     let total: number | null = null;
     const expectTotal = (expected: number) => {
@@ -160,15 +161,22 @@ export class SyncWorker {
     // What the source leaves out counts as skipped with the unchanged entities, and is listed by reason.
     const skips = new SkipTally();
     const countFields = (progress: SyncCounts) => ({ ...pipelineCountFields(progress), entitiesSkipped: progress.skipped + skips.count });
-    const sources: SourceCallbacks = { expectTotal, reportSkipped: (item) => skips.add(item) };
     let progressSavedAt = 0;
     try {
-      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, sources, async (progress) => {
-        counts = progress;
-        // What is not saved now is saved by the next update or the job's end, which writes the counts too.
-        if (Date.now() - progressSavedAt < PROGRESS_SAVE_MIN_INTERVAL_MS) return;
-        progressSavedAt = Date.now();
-        await this.saveProgress(jobId, { ...countFields(progress), entitiesTotal: total, ...skippedField(skips.takeChanged()) });
+      const { cursor, counts: finalCounts } = await this.execute(started, controller.signal, {
+        expectTotal,
+        skips,
+        resume: (from) => {
+          counts = from.counts;
+          skips.continueFrom(from.skipped);
+        },
+        onProgress: async (progress) => {
+          counts = progress;
+          // What is not saved now is saved by the next update or the job's end, which writes the counts too.
+          if (Date.now() - progressSavedAt < PROGRESS_SAVE_MIN_INTERVAL_MS) return;
+          progressSavedAt = Date.now();
+          await this.saveProgress(jobId, { ...countFields(progress), entitiesTotal: total, ...skippedField(skips.takeChanged()) });
+        },
       });
       counts = finalCounts;
       const skipped = skips.snapshot();
@@ -264,8 +272,12 @@ export class SyncWorker {
     await this.deps.events.publish({ ...event, subject: { id: connection.id } });
   }
 
-  /** Loads the connection, decides full, incremental or resumed, and runs the pipeline, storing checkpoints as batches commit. */
-  private async execute(job: SyncJob, signal: AbortSignal, callbacks: SourceCallbacks, onProgress: (counts: SyncCounts) => Promise<void>) {
+  /**
+   * Loads the connection, decides full, incremental or resumed, and runs the pipeline, storing
+   * checkpoints as batches commit. A run of the job resumed from its own checkpoint continues from
+   * the counts and skips it stored with it (`run.resume`).
+   */
+  private async execute(job: SyncJob, signal: AbortSignal, run: JobRun) {
     const em = this.deps.orm.em.fork();
     const connection = await em.findOneOrFail(SourceConnection, { id: job.sourceConnection.id });
     const collection = await em.findOneOrFail(Collection, { id: connection.collection.id });
@@ -275,14 +287,24 @@ export class SyncWorker {
     if (mismatch) throw new Error(mismatch);
     const checkpoints = new RunCheckpoints();
     let source: SourceRun;
+    let startCounts: SyncCounts | undefined;
     if (config.behavior.replayFromArf) {
       source = new RawStore(this.deps.blobs, collection.id, connection.id).replay();
     } else {
       const context = runContext(this.deps, connector, connection, { loadCursor: !job.forceFullSync && !config.cursor.skipLoad, signal });
       // A run that does not resume starts a new series of checkpoints: an older one no longer applies.
       if (!context.resuming && connection.resumeCursor !== null) await em.nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: null });
-      const run = connector.sync({ ...context, checkpoint: checkpoints.checkpoint, signal, logger: this.deps.logger, jobId: job.id, ...callbacks }, this.deps.environment);
-      source = { complete: run.complete, nextCursor: () => run.nextCursor(), items: checkpoints.count(run.items) };
+      // The checkpoint is this job's when it stored counts with it (a connection runs one job at a time); else a failed job's, whose counts are its own.
+      const resumed = context.resuming ? (await em.findOneOrFail(SyncJob, { id: job.id }, { fields: ['countsAtCheckpoint'] })).countsAtCheckpoint : null;
+      if (resumed) {
+        startCounts = resumed.counts;
+        run.resume(resumed);
+      }
+      const sourceRun = connector.sync(
+        { ...context, checkpoint: checkpoints.checkpoint, signal, logger: this.deps.logger, jobId: job.id, expectTotal: run.expectTotal, reportSkipped: (item) => run.skips.add(item) },
+        this.deps.environment,
+      );
+      source = { complete: sourceRun.complete, nextCursor: () => sourceRun.nextCursor(), items: checkpoints.count(sourceRun.items) };
     }
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
     const counts = await this.deps.pipeline.run({
@@ -293,16 +315,17 @@ export class SyncWorker {
       sourceName: connection.shortName,
       config,
       source,
+      startCounts,
       orphansPossible: previous !== undefined && previous.status !== 'COMPLETED',
       optimizeOwed: previous?.status === 'COMPLETED' && previous.indexOptimizedAt === null,
       onIndexOptimized: () => this.optimizes.markDone([job.id]),
       signal,
-      onProgress: async (progress, committedItems) => {
+      onProgress: async (progress, committedItems, countsThrough) => {
         // Stored with the batch that committed every item yielded before it (unless cursors are not to move);
         // taken either way, so checkpoints do not pile up over a run whose cursor stays.
         const due = checkpoints.committedThrough(committedItems);
-        if (due && !config.cursor.skipUpdates) await this.deps.orm.em.fork().nativeUpdate(SourceConnection, { id: connection.id }, { resumeCursor: due.cursor });
-        await onProgress(progress);
+        if (due && !config.cursor.skipUpdates) await this.storeCheckpoint(job.id, connection.id, due.cursor, { counts: countsThrough(due.after), skipped: run.skips.snapshot() });
+        await run.onProgress(progress);
       },
     }).finally(() =>
       // Every write of the run has ended here (the pipeline returns, or throws, only then).
@@ -313,6 +336,14 @@ export class SyncWorker {
     // The cursor moves on only when asked to and the source gave one.
     const cursor = config.cursor.skipUpdates || config.behavior.replayFromArf ? undefined : source.nextCursor();
     return { counts, cursor };
+  }
+
+  /** The connection's checkpoint and the job's counts as of it, together: a resumed run continues from both. */
+  private async storeCheckpoint(jobId: string, connectionId: string, cursor: unknown, countsAtCheckpoint: CountsAtCheckpoint): Promise<void> {
+    await this.deps.orm.em.fork().transactional(async (tx) => {
+      await tx.nativeUpdate(SourceConnection, { id: connectionId }, { resumeCursor: cursor });
+      await tx.nativeUpdate(SyncJob, { id: jobId }, { countsAtCheckpoint });
+    });
   }
 
   private async saveProgress(jobId: string, progress: JobCountFields & Pick<SyncJob, 'entitiesTotal'> & Partial<Pick<SyncJob, 'skipped'>>): Promise<void> {
@@ -385,8 +416,13 @@ const PROGRESS_SAVE_MIN_INTERVAL_MS = 100;
 /** The wait before running again after a failure that will pass when the source did not say how long (5 minutes). */
 const DEFAULT_RETRY_SECONDS = 300;
 
-/** The callbacks a run's source reports through (see SyncContext). */
-type SourceCallbacks = Required<Pick<SyncContext, 'expectTotal' | 'reportSkipped'>>;
+/** What a job's run reports to the job: what the source says (see SyncContext), the pipeline's progress, and the counts a resumed run continues from. */
+interface JobRun {
+  expectTotal: Required<SyncContext>['expectTotal'];
+  skips: SkipTally;
+  resume(from: CountsAtCheckpoint): void;
+  onProgress(counts: SyncCounts): Promise<void>;
+}
 
 type JobCountFields = ReturnType<typeof pipelineCountFields>;
 

@@ -77,4 +77,54 @@ describe('TtlCache', () => {
     await off.get('a', async () => ++loads);
     expect(loads).toBe(2);
   });
+
+  test('set keeps a value at once, and a load of its key under way is returned but not kept over it', async () => {
+    const cache = new TtlCache<string>(60_000);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const older = cache.get('k', async () => {
+      await gate;
+      return 'read before the change';
+    });
+    cache.set('k', 'current');
+    expect(cache.peek('k')).toBe('current');
+    release();
+    expect(await older).toBe('read before the change');
+    expect(await cache.get('k', async () => 'loaded')).toBe('current');
+  });
+
+  test('invalidate(key) drops that key only, with its loads under way', async () => {
+    const cache = new TtlCache<number>(60_000);
+    await cache.get('a', async () => 1);
+    await cache.get('b', async () => 2);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    cache.invalidate('a');
+    const stale = cache.get('a', async () => {
+      await gate;
+      return 10;
+    });
+    cache.invalidate('a');
+    release();
+    expect(await stale).toBe(10);
+    expect(cache.peek('a')).toBeUndefined();
+    expect(await cache.get('b', async () => 20)).toBe(2);
+  });
+
+  test('keep decides whether a load is kept, given the value it replaces, expired or not', async () => {
+    const time = clock();
+    const cache = new TtlCache<string[]>(1000, 10, time.now);
+    const replacedSeen: (string[] | undefined)[] = [];
+    const keepNonEmpty = (value: string[], replaced: string[] | undefined) => {
+      replacedSeen.push(replaced);
+      return value.length > 0;
+    };
+    expect(await cache.get('c', async () => [], keepNonEmpty)).toEqual([]);
+    expect(cache.peek('c')).toBeUndefined();
+    expect(await cache.get('c', async () => ['s0', 's1'], keepNonEmpty)).toEqual(['s0', 's1']);
+    time.advance(1000);
+    expect(await cache.get('c', async () => ['s1'], keepNonEmpty)).toEqual(['s1']);
+    expect(replacedSeen).toEqual([undefined, undefined, ['s0', 's1']]);
+    expect(await cache.get('c', async () => ['other'], keepNonEmpty)).toEqual(['s1']);
+  });
 });

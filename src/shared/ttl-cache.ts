@@ -1,16 +1,19 @@
 import type { EntityManager, EventSubscriber, FlushEventArgs, MikroORM, TransactionEventArgs } from '@mikro-orm/core';
 
 /**
- * A small read-through cache for per-request lookups (credentials, search scopes): entries live
- * `ttlMs`, concurrent misses of one key share one load, and `invalidate()` drops everything,
- * including loads under way (what they read may predate the change, so it is returned to their
- * caller but never kept). Only successful loads are kept: errors (not found, revoked) always reach
- * the source again.
+ * A small read-through cache for lookups (credentials, search scopes, a collection's shards): entries
+ * live `ttlMs`, concurrent misses of one key share one load, and `invalidate()` drops everything (or
+ * one key), including loads under way (what they read may predate the change, so it is returned to
+ * their caller but never kept); so does `set` for its key, which keeps what its caller knows to be
+ * current. Only successful loads are kept: errors (not found, revoked) always reach the source again.
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
-  private readonly loading = new Map<string, { generation: number; promise: Promise<V> }>();
+  private readonly loading = new Map<string, { generation: number; keyGeneration: number; promise: Promise<V> }>();
+  /** Counts invalidate() calls: a load that began before one is not kept. */
   private generation = 0;
+  /** Counts set() and invalidate(key) calls per key: a load of the key that began before one is not kept. */
+  private readonly keyGenerations = new Map<string, number>();
 
   constructor(
     private readonly ttlMs: number,
@@ -18,20 +21,24 @@ export class TtlCache<V> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(key: string, load: () => Promise<V>): Promise<V> {
+  /**
+   * The value kept for `key`, else what `load` gives. `keep` decides whether a loaded value is kept,
+   * given the value it replaces (kept before, expired or not): it runs only for a load no change
+   * overtook, so it may act on what the new value says changed.
+   */
+  async get(key: string, load: () => Promise<V>, keep?: (value: V, replaced: V | undefined) => boolean): Promise<V> {
     if (this.ttlMs <= 0) return load();
     const entry = this.entries.get(key);
-    if (entry) {
-      if (entry.expires > this.now()) return entry.value;
-      this.entries.delete(key);
-    }
+    if (entry && entry.expires > this.now()) return entry.value;
+    const keyGeneration = this.keyGenerations.get(key) ?? 0;
     const pending = this.loading.get(key);
-    if (pending && pending.generation === this.generation) return pending.promise;
+    if (pending && pending.generation === this.generation && pending.keyGeneration === keyGeneration) return pending.promise;
     const generation = this.generation;
     const promise = load().then(
       (value) => {
         if (this.loading.get(key)?.promise === promise) this.loading.delete(key);
-        if (generation === this.generation) this.keep(key, value);
+        const current = generation === this.generation && keyGeneration === (this.keyGenerations.get(key) ?? 0);
+        if (current && (keep?.(value, this.entries.get(key)?.value) ?? true)) this.keep(key, value);
         return value;
       },
       (error: unknown) => {
@@ -39,17 +46,40 @@ export class TtlCache<V> {
         throw error;
       },
     );
-    this.loading.set(key, { generation, promise });
+    this.loading.set(key, { generation, keyGeneration, promise });
     return promise;
   }
 
-  invalidate(): void {
-    this.generation++;
-    this.entries.clear();
-    this.loading.clear();
+  /** The value kept for `key`, expired or not, without loading. */
+  peek(key: string): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  /** Keeps `value` for `key` from now on; loads of the key under way are returned to their callers but not kept. */
+  set(key: string, value: V): void {
+    this.changed(key);
+    if (this.ttlMs > 0) this.keep(key, value);
+  }
+
+  /** Drops `key` (everything without one), with the loads of it under way. */
+  invalidate(key?: string): void {
+    if (key === undefined) {
+      this.generation++;
+      this.entries.clear();
+      this.loading.clear();
+      return;
+    }
+    this.changed(key);
+    this.entries.delete(key);
+  }
+
+  private changed(key: string): void {
+    this.keyGenerations.set(key, (this.keyGenerations.get(key) ?? 0) + 1);
+    this.loading.delete(key);
   }
 
   private keep(key: string, value: V): void {
+    this.entries.delete(key); // kept again: newest in the order below
     // Oldest first: Map keeps insertion order.
     while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, expires: this.now() + this.ttlMs });

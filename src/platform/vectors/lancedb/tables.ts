@@ -1,6 +1,7 @@
 import type * as lancedb from '@lancedb/lancedb';
 import { FixedSizeList, type Schema } from 'apache-arrow';
 import { ValidationError } from '../../../shared/errors.js';
+import { TtlCache } from '../../../shared/ttl-cache.js';
 import { type ChunkLayout, chunkSchema, CURRENT_LAYOUT, ENTITY_KEY_COLUMN, KEYWORDS_COLUMN, precisionOf } from './arrow.js';
 
 /**
@@ -32,13 +33,11 @@ function shardNumber(collectionId: string, tableName: string): number {
 export class LanceDbTables {
   /** Open handles by table name. */
   private readonly handles = new Map<string, Promise<lancedb.Table>>();
-  /** Each collection's shards as last listed or made here (table names in shard order), and when they were listed. */
-  private readonly shardNames = new Map<string, { names: string[]; listedAt: number }>();
   /**
-   * Counts each change to what is known of a collection's shards (a listing kept, a shard made, the
-   * collection forgotten): a listing read before one of them is used, not kept over it.
+   * Each collection's shards as last listed or made here (table names in shard order), by collection
+   * id: a listing read before a shard was made, or before a fresh listing, is used but not kept over it.
    */
-  private readonly listingChanges = new Map<string, number>();
+  private readonly listings = new TtlCache<string[]>(SHARD_LISTING_MS);
   private readonly locks = new Map<string, Promise<unknown>>();
   /**
    * The name of each open table: LanceDB's `table.name` borrows the native handle, and fails while
@@ -108,12 +107,27 @@ export class LanceDbTables {
    * A collection's shards, first to last (none before its first write). Listed while none is known
    * (another process may write the first), and again once the listing is SHARD_LISTING_MS old:
    * another process (`catchment worker` beside `catchment serve`) may have begun the next. (Not by
-   * the last shard's rows: deletes take a full shard under `shardRows` again.)
+   * the last shard's rows: deletes take a full shard under `shardRows` again.) `fresh`: listed now
+   * (writes, under the collection's lock, reach another process's newest shard).
    */
   async shards(collectionId: string, { fresh = false } = {}): Promise<lancedb.Table[]> {
     this.assertOpen();
-    const known = this.shardNames.get(collectionId);
-    const names = !fresh && known?.names.length && Date.now() - known.listedAt < SHARD_LISTING_MS ? known.names : await this.list(collectionId);
+    let names: string[];
+    if (fresh) {
+      names = await this.list(collectionId);
+      this.forgetGone(this.listings.peek(collectionId), names);
+      if (names.length > 0) this.listings.set(collectionId, names);
+      else this.listings.invalidate(collectionId);
+    } else {
+      names = await this.listings.get(
+        collectionId,
+        () => this.list(collectionId),
+        (listed, replaced) => {
+          this.forgetGone(replaced, listed);
+          return listed.length > 0;
+        },
+      );
+    }
     return Promise.all(names.map((name) => this.open(name)));
   }
 
@@ -129,34 +143,24 @@ export class LanceDbTables {
     // After the last one's number: a drop cut short leaves gaps, and a number met again would reopen a full shard.
     const name = LanceDbTables.tableName(collectionId, last ? shardNumber(collectionId, this.nameOf(last)) + 1 : 0);
     const table = await this.remember(name, this.db.createEmptyTable(name, chunkSchema(this.dimensions), { existOk: true }));
-    this.keepListing(collectionId, [...shards.map((shard) => this.nameOf(shard)), name]);
+    this.listings.set(collectionId, [...shards.map((shard) => this.nameOf(shard)), name]);
     return { table, created: true, filled: last };
   }
 
-  /** The collection's shards' names as the connection lists them now, in shard order; shards gone since the last listing are forgotten. */
+  /** The collection's shards' names as the connection lists them now, in shard order. */
   private async list(collectionId: string): Promise<string[]> {
-    const changesBefore = this.listingChanges.get(collectionId) ?? 0;
-    const names = (await this.db.tableNames())
+    return (await this.db.tableNames())
       .map((name) => ({ name, shard: shardNumber(collectionId, name) }))
       .filter(({ shard }) => shard >= 0)
       .sort((a, b) => a.shard - b.shard)
       .map(({ name }) => name);
-    // A shard made (a write of this process) or another listing kept while this one was read: this one may be older.
-    if ((this.listingChanges.get(collectionId) ?? 0) !== changesBefore) return names;
-    for (const gone of this.shardNames.get(collectionId)?.names ?? []) {
-      if (!names.includes(gone)) this.forgetTable(gone);
+  }
+
+  /** Forgets the shards a newer listing (one kept, not one a change overtook) no longer holds. */
+  private forgetGone(known: string[] | undefined, listed: string[]): void {
+    for (const gone of known ?? []) {
+      if (!listed.includes(gone)) this.forgetTable(gone);
     }
-    this.keepListing(collectionId, names);
-    return names;
-  }
-
-  private keepListing(collectionId: string, names: string[]): void {
-    this.shardNames.set(collectionId, { names, listedAt: Date.now() });
-    this.listingChanged(collectionId);
-  }
-
-  private listingChanged(collectionId: string): void {
-    this.listingChanges.set(collectionId, (this.listingChanges.get(collectionId) ?? 0) + 1);
   }
 
   private open(name: string): Promise<lancedb.Table> {
@@ -191,8 +195,11 @@ export class LanceDbTables {
   /** Drops the collection's shards; the cached handles are dropped, not closed: a search may still be reading through them. */
   async drop(collectionId: string): Promise<void> {
     this.forget(collectionId);
+    const names = await this.list(collectionId);
     // Last first: a drop cut short leaves the first shards, read as the collection's whole (see writeShard).
-    for (const name of (await this.list(collectionId)).reverse()) await this.db.dropTable(name);
+    for (const name of [...names].reverse()) await this.db.dropTable(name);
+    // A search may have opened them again meanwhile.
+    this.forgetGone(names, []);
     this.forget(collectionId);
   }
 
@@ -280,9 +287,8 @@ export class LanceDbTables {
 
   /** Drops the handles of a collection's shards known here, and what is kept beside them. */
   private forget(collectionId: string): void {
-    for (const name of this.shardNames.get(collectionId)?.names ?? [LanceDbTables.tableName(collectionId)]) this.forgetTable(name);
-    this.shardNames.delete(collectionId);
-    this.listingChanged(collectionId);
+    for (const name of this.listings.peek(collectionId) ?? [LanceDbTables.tableName(collectionId)]) this.forgetTable(name);
+    this.listings.invalidate(collectionId);
   }
 
   private forgetTable(name: string): void {

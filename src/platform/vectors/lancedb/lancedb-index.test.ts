@@ -396,10 +396,11 @@ describe('LanceDbVectorIndex', () => {
       table.takeRowIds = (rowIds) => {
         const taking = take(rowIds);
         if (++takes === 1) {
-          const read = taking.toArrow.bind(taking);
-          taking.toArrow = async () => {
+          // A page read goes batch by batch (queryRows stops at its row ids' count), not through toArrow().
+          const read = taking[Symbol.asyncIterator].bind(taking);
+          taking[Symbol.asyncIterator] = async function* () {
             await writer.optimize(id);
-            return read();
+            yield* { [Symbol.asyncIterator]: read };
           };
         }
         return taking;

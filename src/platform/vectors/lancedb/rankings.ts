@@ -209,7 +209,7 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
   let search = table.vectorSearch(vector).distanceType('cosine').select([...columns, '_distance']).withRowId().limit(depth);
   search = ivfProbes === null ? search.bypassVectorIndex() : search.nprobes(ivfProbes);
   if (where !== null) search = search.where(where);
-  const rows = await queryRows(search);
+  const rows = await queryRows(search, depth);
   // Cosine distance is in [0, 2]; a zero query vector gives NaN distances.
   return [rows.map((row) => ({ row, score: finiteOr(1 - Number(row._distance), -1) }))];
 }
@@ -228,7 +228,7 @@ async function keyword(context: RankingContext, columns: readonly string[], quer
     context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
       if (where !== null) search = search.where(where);
-      return (await queryRows(search)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
+      return (await queryRows(search, depth)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
     }),
   );
 }

@@ -14,20 +14,47 @@ export type Row = Record<string, unknown>;
  * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after. Columns
  * without nulls are read without Arrow's per-value visitors too (`columnValues`).
  */
-export async function queryRows(query: { toArrow(): Promise<ArrowTable> }): Promise<Row[]> {
-  const result = await query.toArrow();
-  const rows: Row[] = Array.from({ length: result.numRows }, () => ({}));
-  for (const field of result.schema.fields) {
-    const column = result.getChild(field.name)!;
-    const values = columnValues(column);
-    if (values) {
-      for (let i = 0; i < rows.length; i++) rows[i]![field.name] = values[i];
-    } else {
-      let i = 0;
-      for (const value of column) rows[i++]![field.name] = value;
+export async function queryRows(query: RowQuery, expectedRows?: number): Promise<Row[]> {
+  const results = expectedRows === undefined ? [await query.toArrow()] : await leadingBatches(query, expectedRows);
+  const rows: Row[] = [];
+  for (const result of results) {
+    const start = rows.length;
+    for (let i = 0; i < result.numRows; i++) rows.push({});
+    for (const field of result.schema.fields) {
+      const column = result.getChild(field.name)!;
+      const values = columnValues(column);
+      if (values) {
+        for (let i = 0; i < result.numRows; i++) rows[start + i]![field.name] = values[i];
+      } else {
+        let i = start;
+        for (const value of column) rows[i++]![field.name] = value;
+      }
     }
   }
   return rows;
+}
+
+/** What queryRows reads of a result: a whole table (toArrow) or its record batches. */
+type Batch = Pick<ArrowTable, 'numRows' | 'schema' | 'getChild'>;
+/** A LanceDB query (search, take): read whole, or batch by batch. */
+type RowQuery = { toArrow(): Promise<ArrowTable> } & AsyncIterable<Batch>;
+
+/**
+ * A query's batches until they hold `expectedRows` rows (all of them when it has fewer): for a query
+ * that cannot return more (a search's limit, a take's row ids). toArrow() reads the native stream to
+ * its end, and its end is one more call across to LanceDB's threads and back, after the last batch,
+ * for each of a search's three queries. bench:search's 100,000 chunks, a hybrid search, interleaved
+ * in one process on a loaded 2-core host: p50 −0.3 ms, CPU −0.5 ms. Results identical.
+ */
+async function leadingBatches(query: RowQuery, expectedRows: number): Promise<Batch[]> {
+  const batches: Batch[] = [];
+  let rows = 0;
+  for await (const batch of query) {
+    batches.push(batch);
+    rows += batch.numRows;
+    if (rows >= expectedRows) break;
+  }
+  return batches;
 }
 
 /**
@@ -109,7 +136,7 @@ export const LEGACY_RESULT: ResultColumns = {
  */
 export async function pageRows(table: lancedb.Table, result: ResultColumns, rowIds: readonly bigint[]): Promise<Map<bigint, Row>> {
   if (rowIds.length === 0) return new Map();
-  const taken = await queryRows(table.takeRowIds([...rowIds]).select([...result.columns]).withRowId());
+  const taken = await queryRows(table.takeRowIds([...rowIds]).select([...result.columns]).withRowId(), rowIds.length);
   return new Map(taken.map((row) => [row._rowid as bigint, row]));
 }
 

@@ -17,8 +17,8 @@
  * the sync costs a search, apart from the state of a table being written), each with its own p50/p95.
  * `--memory-curve` prints the process's resident memory sampled every `--sample-seconds` during the
  * full sync (the server runs in this process), as it goes. `--cpu-profile-dir DIR` writes the main
- * thread's CPU profile of each full sync (stub, PostgreSQL) to DIR, for Chrome DevTools or any
- * .cpuprofile reader: the sync's own window, without the start-up and the floor.
+ * thread's CPU profile of each full sync (stub, PostgreSQL) and of the stub's unchanged re-sync to
+ * DIR, for Chrome DevTools or any .cpuprofile reader: the sync's own window, without the start-up and the floor.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
@@ -246,8 +246,10 @@ try {
   let resyncSeconds = Number.NaN;
   let resync = { entities_skipped: 0, entities_updated: 0, entities_inserted: 0 };
   if (!values['no-resync']) {
+    await cpuProfile.start();
     const again = (await call('POST', `/source-connections/${created.id}/run?force_full_sync=true`)).body;
     const done = await waitForJob(call, created.id, again.id, ['COMPLETED', 'FAILED'], 6 * 3_600_000, POLL_MS);
+    await cpuProfile.stop('stub-unchanged-resync');
     resync = done;
     resyncSeconds = jobSeconds(done);
   }

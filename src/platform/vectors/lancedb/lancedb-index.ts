@@ -32,7 +32,7 @@ export type LanceDbTableStats = lancedb.TableStatistics & { versions: number };
  * LanceDB files under the data directory: a collection's chunks in one table, or in shards of
  * `shardRows` rows beyond (see LanceDbTables), each created on its first add with an explicit Arrow
  * schema and a full-text index on its keywords (KEYWORDS_COLUMN). Writes to a collection are
- * serialized inside this process, and the work on each shard (see LanceDbTables.exclusive); reads are not. Upkeep (TableMaintenance), the entity keys and the
+ * serialized inside this process; reads are not. Upkeep (TableMaintenance), the entity keys and the
  * filters' shares are kept per table (shard), by its name.
  */
 export class LanceDbVectorIndex implements VectorIndex {
@@ -43,8 +43,6 @@ export class LanceDbVectorIndex implements VectorIndex {
   /** Each shard's rows at the version a search last read (see rowsAt), by table name. */
   private readonly rowCounts = new Map<string, { version: number; rows: number }>();
   private readonly ivfProbes: (partitions: number) => number;
-  /** Upkeep that failed outside any caller's call (a compaction a search queued, a filled shard's optimize). */
-  private readonly reportUpkeepError: (tableName: string, error: unknown) => void;
 
   private constructor(
     db: lancedb.Connection,
@@ -60,14 +58,13 @@ export class LanceDbVectorIndex implements VectorIndex {
       this.rowCounts.delete(tableName);
     });
     const onUpkeepError = options.onUpkeepError ?? (() => undefined);
-    this.reportUpkeepError = (tableName, error) => onUpkeepError(LanceDbTables.collectionIdOf(tableName), error);
-    // Upkeep is kept by table name and runs under the table's lock; a table this process forgot
-    // meanwhile (its collection dropped) still names its collection for the report.
+    // Upkeep is kept by table name and runs under its collection's lock, named by the table itself: a
+    // table this process forgot meanwhile (its collection dropped) still names its collection.
     this.maintenance = new TableMaintenance(
       options.vectorIndexMinRows ?? DEFAULT_VECTOR_INDEX_MIN_ROWS,
       options.ivfPartitionsFor ?? ivfPartitionsFor,
-      (tableName, run) => this.tables.exclusiveTable(tableName, run),
-      this.reportUpkeepError,
+      (tableName, run) => this.tables.exclusive(LanceDbTables.collectionIdOf(tableName), run),
+      (tableName, error) => onUpkeepError(LanceDbTables.collectionIdOf(tableName), error),
     );
   }
 
@@ -92,16 +89,10 @@ export class LanceDbVectorIndex implements VectorIndex {
       const name = this.tables.nameOf(table);
       const slices = Math.max(1, Math.floor(chunks.length / MIN_SLICE_ROWS));
       const size = Math.ceil(chunks.length / slices);
-      await this.tables.exclusiveTable(
-        name,
-        async () => {
-          for (let start = 0; start < chunks.length; start += size) {
-            await table.add(chunksToArrow(chunks.slice(start, start + size), this.tables.schemaOf(table)));
-            await this.maintenance.wrote(name, table);
-          }
-        },
-        { withinCollection: true },
-      );
+      for (let start = 0; start < chunks.length; start += size) {
+        await table.add(chunksToArrow(chunks.slice(start, start + size), this.tables.schemaOf(table)));
+        await this.maintenance.wrote(name, table);
+      }
     });
   }
 
@@ -127,15 +118,9 @@ export class LanceDbVectorIndex implements VectorIndex {
       // Listed now: a delete must reach every shard, another process's newest too.
       for (const table of await this.tables.shards(collectionId, { fresh: true })) {
         const name = this.tables.nameOf(table);
-        await this.tables.exclusiveTable(
-          name,
-          async () => {
-            for (const predicate of predicates) {
-              if ((await table.delete(predicate)).numDeletedRows > 0) await this.maintenance.wrote(name, table);
-            }
-          },
-          { withinCollection: true },
-        );
+        for (const predicate of predicates) {
+          if ((await table.delete(predicate)).numDeletedRows > 0) await this.maintenance.wrote(name, table);
+        }
       }
     });
   }
@@ -150,16 +135,14 @@ export class LanceDbVectorIndex implements VectorIndex {
       // Asked before close() began, not started yet: close() would wait for all of it (tens of seconds at a
       // million rows). Left undone, it is owed (SyncJob.indexOptimizedAt): the worker's next start does it.
       if (this.tables.isClosing()) throw new Error('LanceDbVectorIndex is closing: the optimize is left undone');
-      for (const table of await this.tables.shards(collectionId, { fresh: true })) {
-        await this.tables.exclusiveTable(this.tables.nameOf(table), () => this.optimizeShard(table), { withinCollection: true });
-      }
+      for (const table of await this.tables.shards(collectionId, { fresh: true })) await this.optimizeShard(table);
     });
   }
 
   /**
    * Compacts a shard and brings its vector index to rest, unless this process did so at the shard's
    * version now (a full shard nothing changed since: a delete matching none of its rows still makes a
-   * version, whose older ones then wait for this). The caller holds the shard's lock.
+   * version, whose older ones then wait for this). The caller holds the collection's lock.
    */
   private async optimizeShard(table: lancedb.Table): Promise<void> {
     const name = this.tables.nameOf(table);
@@ -171,10 +154,8 @@ export class LanceDbVectorIndex implements VectorIndex {
 
   async settled(collectionId: string): Promise<void> {
     try {
-      // Locks run work in the order asked: an empty turn comes after all of it, and the shards' work
-      // asked until then (a filled shard's optimize, begun by a write) is queued on their locks by then.
+      // The table's lock runs work in the order asked: an empty turn comes after all of it.
       await this.tables.exclusive(collectionId, async () => undefined);
-      for (const table of await this.tables.shards(collectionId)) await this.tables.tableSettled(this.tables.nameOf(table));
     } catch {
       // Closing: close() itself waits for what was asked.
     }
@@ -232,23 +213,19 @@ export class LanceDbVectorIndex implements VectorIndex {
   }
 
   /**
-   * The shard a write goes to (LanceDbTables.writeShard), a new one given its full-text indexes first:
-   * searches list it at once. The shard it fills is optimized then, as a sync's end would, under that
-   * shard's lock only: nothing writes to it any more, and until then every search would scan the rows
-   * written since its last compaction (a sync that compacts every 20 writes while searched leaves up to
-   * 40,000). The writes to the new shard go on meanwhile (under the collection's lock, it held them
-   * 15–20 s at each 250,000 rows of a 1,000,000-entity sync); a delete waits for it on that shard.
+   * The shard a write goes to (LanceDbTables.writeShard), a new one given its full-text indexes. The
+   * shard it fills is optimized then, as a sync's end would: nothing writes to it any more, and until
+   * then every search would scan the rows written since its last compaction (a sync that compacts
+   * every 20 writes while searched leaves up to 40,000). The new shard's indexes come first: searches
+   * list it at once, and one finding it without them would make them under the collection's lock,
+   * behind that optimize (searches during a 1,000,000-entity sync waited 13–20 s at each new shard).
    * The caller holds the collection's lock.
    */
   private async writeShard(collectionId: string): Promise<lancedb.Table> {
     const { table, created, filled } = await this.tables.writeShard(collectionId);
     const name = this.tables.nameOf(table);
-    if (created) await this.tables.exclusiveTable(name, () => this.maintenance.createFullText(name, table, fullTextColumns(this.tables.layoutOf(table))), { withinCollection: true });
-    if (filled && !this.tables.isClosing()) {
-      const filledName = this.tables.nameOf(filled);
-      // Best effort, as upkeep a search queues: left undone (failed, or the index closing), the sync's final optimize does it.
-      this.tables.exclusiveTable(filledName, () => this.optimizeShard(filled)).catch((error: unknown) => this.reportUpkeepError(filledName, error));
-    }
+    if (created) await this.maintenance.createFullText(name, table, fullTextColumns(this.tables.layoutOf(table)));
+    if (filled) await this.optimizeShard(filled);
     return table;
   }
 

@@ -153,48 +153,6 @@ describe('LanceDbVectorIndex in shards', () => {
     expect(await sharded.index.count(id)).toBe(18);
   });
 
-  test('the writes after a shard fills do not wait for its optimize (under its own lock); a delete, which reaches it, and settled() do', async () => {
-    const id = randomUUID();
-    await sharded.index.add(id, batch(1));
-    await sharded.index.add(id, batch(7));
-    const maintenance = (sharded.index as unknown as { maintenance: TableMaintenance }).maintenance;
-    const compact = maintenance.compact.bind(maintenance);
-    const firstShard = LanceDbVectorIndex.tableName(id);
-    let entered!: () => void;
-    const compacting = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    // Shard 0's optimize, begun by the third write (which starts shard 1), is held here.
-    const spy = jest.spyOn(maintenance, 'compact').mockImplementation(async (name, table) => {
-      if (name === firstShard) {
-        entered();
-        await released;
-      }
-      return compact(name, table);
-    });
-    try {
-      const writes = (async () => {
-        await sharded.index.add(id, batch(13));
-        await sharded.index.add(id, batch(19));
-      })();
-      await compacting;
-      expect(await Promise.race([writes.then(() => 'written'), sleep(5000).then(() => 'still waiting')])).toBe('written');
-      expect(await sharded.index.count(id)).toBe(24);
-      let deleted = false;
-      const deleting = sharded.index.deleteEntities(id, 'conn-1', ['entity-1']).then(() => (deleted = true));
-      let settled = false;
-      const settling = sharded.index.settled(id).then(() => (settled = true));
-      await sleep(300);
-      expect({ deleted, settled }).toEqual({ deleted: false, settled: false });
-      release();
-      await Promise.all([deleting, settling]);
-      expect(await sharded.index.count(id)).toBe(23);
-    } finally {
-      release();
-      spy.mockRestore();
-    }
-  });
-
   test('another process sees a new shard within SHARD_LISTING_MS, though deletes took the full one under shardRows again', async () => {
     const id = randomUUID();
     const other = await LanceDbVectorIndex.open(sharded.directory, DIMENSIONS, { shardRows: SHARD_ROWS });
@@ -289,7 +247,7 @@ describe('LanceDbVectorIndex in shards', () => {
     }
   });
 
-  test('a table’s name names its collection, for every shard (upkeep, kept by table name, reports its collection even once the table is forgotten)', () => {
+  test('a table’s name names its collection, for every shard (upkeep, kept by table name, locks and reports its collection even once the table is forgotten)', () => {
     for (const id of [randomUUID(), randomUUID().toUpperCase(), 'bench-search', 'ünïcode collection_s1']) {
       for (const shard of [0, 1, 12]) expect(LanceDbTables.collectionIdOf(LanceDbTables.tableName(id, shard))).toBe(id);
     }
@@ -334,9 +292,7 @@ describe('LanceDbVectorIndex in shards', () => {
     const id = randomUUID();
     await writeBoth(id);
     const unindexed = () => Promise.all([0, 1, 2].map((shard) => unindexedFullTextRows(sharded.directory, id, shard)));
-    // A shard is optimized when the writes move on to the next (beside them, under its own lock): searches then scan
-    // only the last one's new rows.
-    await sharded.index.settled(id);
+    // A shard is optimized when the writes move on to the next: searches meanwhile scan only the last one's new rows.
     expect(await unindexed()).toEqual([0, 0, 6]);
     await sharded.index.optimize(id);
     /** The tables the index compacts (LanceDB writes no version when there is nothing to compact). */

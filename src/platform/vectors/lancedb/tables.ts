@@ -27,8 +27,8 @@ function shardNumber(collectionId: string, tableName: string): number {
  * `shardRows`, then to a new one, so that no table's upkeep (each compaction folds the rows added into
  * its whole full-text index, see maintenance.ts) grows past a shard's, however large the collection;
  * searches read every shard (see chunkRankings). Handles are opened once and checked against the
- * index's schema; locks serialize, inside this process, the choice of a collection's shards and the
- * work on each shard; reads survive a table dropped by another process.
+ * index's schema; a lock serializes writes to a collection inside this process; reads survive a table
+ * dropped by another process.
  */
 export class LanceDbTables {
   /** Open handles by table name. */
@@ -192,57 +192,31 @@ export class LanceDbTables {
     return schema;
   }
 
-  /**
-   * Drops the collection's shards, each once the work on it has ended (a filled shard's optimize); the
-   * cached handles are dropped, not closed: a search may still be reading through them. The caller
-   * holds the collection's lock.
-   */
+  /** Drops the collection's shards; the cached handles are dropped, not closed: a search may still be reading through them. */
   async drop(collectionId: string): Promise<void> {
     this.forget(collectionId);
     const names = await this.list(collectionId);
     // Last first: a drop cut short leaves the first shards, read as the collection's whole (see writeShard).
-    for (const name of [...names].reverse()) await this.exclusiveTable(name, () => this.db.dropTable(name), { withinCollection: true });
+    for (const name of [...names].reverse()) await this.db.dropTable(name);
     // A search may have opened them again meanwhile.
     this.forgetGone(names, []);
     this.forget(collectionId);
   }
 
-  /**
-   * Serializes, within this process, what chooses a collection's shards or changes them all (writes,
-   * deletes, optimizes, the drop); each shard's own work takes its table's lock (`exclusiveTable`)
-   * inside it, never the other way round. Refused once close() has begun.
-   */
+  /** Serializes writes to one collection's table within this process; refused once close() has begun. */
   exclusive<T>(collectionId: string, run: () => Promise<T>): Promise<T> {
-    return this.queue(`collection:${collectionId}`, run);
-  }
-
-  /**
-   * Serializes the work on one table (shard): its writes, deletes and upkeep, so a filled shard's
-   * optimize does not hold up the writes to the next shard of its collection. Refused once close() has
-   * begun, unless asked by work holding its collection's lock (`withinCollection`), which close() lets end.
-   */
-  exclusiveTable<T>(tableName: string, run: () => Promise<T>, { withinCollection = false } = {}): Promise<T> {
-    return this.queue(`table:${tableName}`, run, withinCollection);
-  }
-
-  private queue<T>(key: string, run: () => Promise<T>, whileClosing = false): Promise<T> {
-    if (this.closing && !whileClosing) throw new Error('LanceDbVectorIndex is closing');
-    const previous = this.locks.get(key) ?? Promise.resolve();
+    if (this.closing) throw new Error('LanceDbVectorIndex is closing');
+    const previous = this.locks.get(collectionId) ?? Promise.resolve();
     const next = previous.then(run, run);
     const settled = next.then(
       () => undefined,
       () => undefined,
     );
-    this.locks.set(key, settled);
+    this.locks.set(collectionId, settled);
     void settled.then(() => {
-      if (this.locks.get(key) === settled) this.locks.delete(key);
+      if (this.locks.get(collectionId) === settled) this.locks.delete(collectionId);
     });
     return next;
-  }
-
-  /** Resolves once the work on `tableName` asked until now has ended (at once while closing: close() waits for it). */
-  async tableSettled(tableName: string): Promise<void> {
-    await this.locks.get(`table:${tableName}`);
   }
 
   /** Whether close() has begun: work already queued still runs, unless it checks this first. */

@@ -36,6 +36,8 @@ COPY openapi ./openapi
 COPY --from=build /app/web/dist ./web/dist
 # The compiled service, which bin/catchment.js runs (the sources above are its fallback when they are newer).
 COPY --from=build /app/dist ./dist
+# The template new embedded databases start from (bin/build.js made it): no initdb on the first start.
+COPY --from=build /app/node_modules/.cache/catchment ./node_modules/.cache/catchment
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -2,11 +2,11 @@
 // Compiles src/ (tests and their helpers left out: build-inputs.js) into dist/ with the swc settings the
 // sources run with in development (.swcrc: legacy decorators with their metadata), so a production start
 // loads neither swc nor TypeScript (~130 MiB of resident memory). dist/ sits beside src/, so the modules'
-// relative paths to openapi/, web/dist and package.json are the same from both. `npm run build`; `prepare`
-// runs it.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// relative paths to openapi/, web/dist and package.json are the same from both. Then makes the template new
+// embedded databases start from, when there is none yet. `npm run build`; `prepare` runs it.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transformFile } from '@swc/core';
 import { modulesToCompile } from './build-inputs.js';
 
@@ -30,3 +30,11 @@ await Promise.all(
 // Written last: bin/catchment.js runs dist/ only when no source is newer than this stamp.
 writeFileSync(path.join(target, 'BUILT'), `${new Date().toISOString()}\n`);
 console.log(`built ${files.length} modules into dist/ in ${Math.round(performance.now() - started)} ms`);
+
+// The template new embedded databases start from (src/platform/db/pglite-template.ts), once per PGlite release.
+const template = await import(pathToFileURL(path.join(target, 'platform', 'db', 'pglite-template.js')).href);
+if (!existsSync(template.DEFAULT_TEMPLATE_FILE)) {
+  const making = performance.now();
+  await template.makeTemplate();
+  console.log(`made the embedded database template ${path.relative(root, template.DEFAULT_TEMPLATE_FILE)} in ${Math.round(performance.now() - making)} ms`);
+}

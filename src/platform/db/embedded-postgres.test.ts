@@ -1,4 +1,5 @@
-import { afterAll, expect, test } from '@jest/globals';
+import { afterAll, expect, jest, test } from '@jest/globals';
+import { PGlite } from '@electric-sql/pglite';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,5 +87,64 @@ test('a lock left by a dead server whose pid now belongs to another program is s
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
   } finally {
     await embedded.close();
+  }
+});
+
+/** Runs `sql` on the embedded database at `url`. */
+async function query<Row extends object>(url: string, sql: string): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+test('a new database made by initdb is kept as the template, and the next new data directory starts from it, with nothing of the first in it', async () => {
+  const templateFile = path.join(scratch(), 'cache', 'pglite-template.tar.gz');
+  const create = jest.spyOn(PGlite, 'create');
+  const loaded = () => create.mock.calls.some(([, options]) => options !== undefined && 'loadDataDir' in options);
+  try {
+    const first = await openEmbeddedPostgres({ dataDir: scratch(), logger, join: false, templateFile });
+    try {
+      expect(create).toHaveBeenCalled();
+      expect(loaded()).toBe(false);
+      expect(statSync(templateFile).size).toBeGreaterThan(1_000_000);
+      await query(first.url, 'create table only_in_the_first (id int)');
+    } finally {
+      await first.close();
+    }
+    create.mockClear();
+    const second = await openEmbeddedPostgres({ dataDir: scratch(), logger, join: false, templateFile });
+    try {
+      expect(loaded()).toBe(true);
+      expect(await query(second.url, "select to_regclass('only_in_the_first') as found")).toEqual([{ found: null }]);
+      // The server's own settings still apply to a database loaded from the template.
+      expect(await query(second.url, 'show shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    create.mockRestore();
+  }
+});
+
+test('a template that cannot be loaded is reported and the new database is made by initdb', async () => {
+  const templateFile = path.join(scratch(), 'pglite-template.tar.gz');
+  writeFileSync(templateFile, 'not a tarball');
+  const warn = jest.spyOn(logger, 'warn');
+  try {
+    const embedded = await openEmbeddedPostgres({ dataDir: scratch(), logger, join: false, templateFile });
+    try {
+      expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+      expect(warn.mock.calls.map(([, message]) => message)).toContain('the template of a new embedded database could not be loaded: the database is made anew');
+      // Made anew, it is kept as the template in place of the broken one.
+      expect(statSync(templateFile).size).toBeGreaterThan(1_000_000);
+    } finally {
+      await embedded.close();
+    }
+  } finally {
+    warn.mockRestore();
   }
 });

@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
+import { DEFAULT_TEMPLATE_FILE, keepAsTemplate, readTemplate } from './pglite-template.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
@@ -58,7 +59,7 @@ export function embeddedDatabaseExists(dataDir: string): boolean {
  * `join`: operator commands may use the database of the server that owns the directory; server
  * roles may not (their in-process queue and pub/sub would not reach the other process).
  */
-export async function openEmbeddedPostgres(options: { dataDir: string; logger: Logger; join: boolean }): Promise<EmbeddedPostgres> {
+export async function openEmbeddedPostgres(options: { dataDir: string; logger: Logger; join: boolean; templateFile?: string }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockFile = path.join(dataDir, 'pglite.json');
@@ -82,7 +83,7 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
-    const db = await PGlite.create(path.join(dataDir, PGLITE_DIRECTORY), { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS] });
+    const db = await openPglite(path.join(dataDir, PGLITE_DIRECTORY), options.templateFile ?? DEFAULT_TEMPLATE_FILE, logger);
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
     tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
@@ -106,6 +107,32 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
     rmSync(lockFile, { force: true });
     throw error;
   }
+}
+
+/**
+ * PGlite on `directory`: an existing database as it is; a new one from the template (see
+ * pglite-template.ts) when there is one, else made by initdb and then kept as the template.
+ */
+async function openPglite(directory: string, templateFile: string, logger: Logger): Promise<PGlite> {
+  const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
+  if (existsSync(directory)) return PGlite.create(directory, { startParams });
+  const template = readTemplate(templateFile);
+  if (template) {
+    try {
+      return await PGlite.create(directory, { startParams, loadDataDir: template });
+    } catch (error) {
+      logger.warn({ err: error, templateFile }, 'the template of a new embedded database could not be loaded: the database is made anew');
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }
+  const db = await PGlite.create(directory, { startParams });
+  try {
+    await keepAsTemplate(db, templateFile);
+  } catch (error) {
+    // Best effort (a read-only install): the next new database is made by initdb too.
+    logger.debug({ err: error, templateFile }, 'could not keep the new embedded database as a template');
+  }
+  return db;
 }
 
 /** libpq's socket file name inside the `host` directory (the `pg` driver looks for this name). */

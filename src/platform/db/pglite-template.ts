@@ -1,0 +1,59 @@
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+
+/**
+ * A new embedded database starts from a template: the files of a database PGlite's initdb has just
+ * made, nothing in it yet, kept once per PGlite version. initdb runs inside PGlite's WebAssembly: the
+ * first start in a new data directory took ~7 s of CPU and peaked at ~850 MiB of resident memory
+ * (a later start of the same directory: ~280 MiB); loading the template takes ~2.5 s and ~370 MiB.
+ * `npm run build` makes it (bin/build.js); a database made without one leaves it for the next.
+ */
+
+/** The PGlite release the template's files are of: another one makes its own. */
+const PGLITE_VERSION: string = (() => {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite'); // …/@electric-sql/pglite/dist/index.cjs
+  return (JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string }).version;
+})();
+
+/** node_modules/.cache/catchment/pglite-<version>.tar.gz under the package (src/ and dist/ sit at the same depth). */
+export const DEFAULT_TEMPLATE_FILE = path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'node_modules', '.cache', 'catchment', `pglite-${PGLITE_VERSION}.tar.gz`);
+
+/** The template kept in `file`, or null when there is none (or it cannot be read). */
+export function readTemplate(file: string): Blob | null {
+  try {
+    return new Blob([readFileSync(file)]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Keeps the files of `db`, a database initdb has just made, as the template in `file`. Written under
+ * another name and renamed, so a process reading it meanwhile (tests start many) never reads half of one.
+ */
+export async function keepAsTemplate(db: PGlite, file: string): Promise<void> {
+  const dump = Buffer.from(await (await db.dumpDataDir('gzip')).arrayBuffer());
+  mkdirSync(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, dump);
+  renameSync(partial, file);
+}
+
+/** Makes the template in `file` from a database of its own, made for it and removed after (bin/build.js). */
+export async function makeTemplate(file = DEFAULT_TEMPLATE_FILE): Promise<void> {
+  const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pglite-template-'));
+  try {
+    const db = await PGlite.create(directory);
+    try {
+      await keepAsTemplate(db, file);
+    } finally {
+      await db.close();
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}

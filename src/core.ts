@@ -72,6 +72,9 @@ export interface Core {
   close(): Promise<void>;
 }
 
+/** How long a start waits for the rate limits' Redis to answer before it serves with the in-memory stand-in counting. */
+const RATE_LIMIT_CONNECT_WAIT_MS = 1000;
+
 export async function openCore(config: Config, logger: Logger, options: { migrate: boolean; joinRunningServer: boolean }): Promise<Core> {
   // Before anything is created: the database, raw data, index and key are for this user only.
   protectDataDirectory(config.dataDir, logger);
@@ -103,6 +106,8 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       keyPrefix: `${config.redisPrefix}:rl`,
       logger,
     });
+    // A replica's first requests count in the deployment's shared counters, unless Redis does not answer soon.
+    await Promise.all([rateLimiter?.connected(RATE_LIMIT_CONNECT_WAIT_MS), searchRateLimiter?.connected(RATE_LIMIT_CONNECT_WAIT_MS)]);
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const info = embedderInfo(config);
     const metrics = new Metrics(databaseBacklog(database.orm));

@@ -81,3 +81,25 @@ test('while Redis is down the limiter answers at once from memory, still limitin
     await redis.stop();
   }
 });
+
+describe('a limiter waiting for Redis at start (connected)', () => {
+  test('once connected, its first request counts in the shared counter, which another process then sees', async () => {
+    const prefix = `catchment-test:${Math.random()}`;
+    const first = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: REDIS_URL, keyPrefix: prefix })!;
+    const second = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: REDIS_URL, keyPrefix: prefix })!;
+    opened.push(first, second);
+    await Promise.all([first.connected(5000), second.connected(5000)]);
+    // Not connected, the first request of a just-made limiter is counted by its in-memory stand-in.
+    expect((await first.consume('search:org')).remaining).toBe(4);
+    expect((await second.consume('search:org')).remaining).toBe(3);
+  });
+
+  test('a Redis that does not answer is waited for at most the time given', async () => {
+    const limiter = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: 'redis://127.0.0.1:1' })!;
+    opened.push(limiter);
+    const started = Date.now();
+    await limiter.connected(300);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect((await limiter.consume('search:org')).allowed).toBe(true);
+  });
+});

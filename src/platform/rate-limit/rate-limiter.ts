@@ -16,6 +16,11 @@ export interface RateLimitDecision {
  */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
+  /**
+   * Resolves once Redis answers (at once without Redis), or after `timeoutMs` if it does not: a process
+   * that waits for it at start counts its first requests in the shared counter, not in its stand-in.
+   */
+  connected(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,18 @@ export function createRateLimiter(options: { points: number; windowSeconds: numb
         if (rejection instanceof RateLimiterRes) return decide(rejection, false);
         throw rejection;
       }
+    },
+    async connected(timeoutMs) {
+      if (!redis || redis.status === 'ready') return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          redis.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        redis.once('ready', done);
+      });
     },
     async close() {
       if (redis?.status === 'ready') await redis.quit();

@@ -33,8 +33,9 @@ console.log(`built ${files.length} modules into dist/ in ${Math.round(performanc
 
 // The template new embedded databases start from (src/platform/db/pglite-template.ts), once per PGlite release.
 const template = await import(pathToFileURL(path.join(target, 'platform', 'db', 'pglite-template.js')).href);
-if (!existsSync(template.DEFAULT_TEMPLATE_FILE)) {
+const templateFile = template.defaultTemplateFile();
+if (!existsSync(templateFile)) {
   const making = performance.now();
-  await template.makeTemplate();
-  console.log(`made the embedded database template ${path.relative(root, template.DEFAULT_TEMPLATE_FILE)} in ${Math.round(performance.now() - making)} ms`);
+  await template.makeTemplate(templateFile);
+  console.log(`made the embedded database template ${path.relative(root, templateFile)} in ${Math.round(performance.now() - making)} ms`);
 }

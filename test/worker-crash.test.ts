@@ -61,24 +61,27 @@ test('a worker SIGKILLed mid-sync loses no committed work and leaves no job RUNN
   expect(await second.stop('SIGTERM')).toBe(0);
 });
 
-test('a worker stopped with SIGTERM mid-sync hands the job back: the next worker completes it', async () => {
+/**
+ * A 600-entity stub sync (`delayMs` an entity) into a new collection `readableId`, run by a worker
+ * stopped with SIGTERM once the job has inserted `stopAfter` entities, then by a second worker.
+ * Returns the job as handed back (asserted PENDING) and as completed by the second worker.
+ */
+async function handBackAndResume(readableId: string, delayMs: number, stopAfter: number) {
   const workerEnv = workerEnvFor(server!);
   const first = await startServerProcess(workerEnv, 60_000, 'worker');
   workers.push(first);
   const call = api(server!.url, server!.apiKey);
-  await call('POST', '/collections', { name: 'Restart target', readable_id: 'restart-target' });
+  await call('POST', '/collections', { name: readableId, readable_id: readableId });
   const connection = (
     await call('POST', '/source-connections', {
       short_name: 'stub',
-      readable_collection_id: 'restart-target',
+      readable_collection_id: readableId,
       authentication: { credentials: { token: 't' } },
-      // 40 ms an entity: the worker is stopped before the stub's first checkpoint (CHECKPOINT_EVERY, 100 entities:
-      // 4 s in), so the next worker runs the job from the start (the test below stops it after checkpoints).
-      config: { entity_count: 600, delay_ms: 40, hierarchy_depth: 0 },
+      config: { entity_count: 600, delay_ms: delayMs, hierarchy_depth: 0 },
     })
   ).body;
   const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
-  await eventually(() => waitForJob(call, connection.id, job.id, ['RUNNING']), (j) => j.entities_inserted >= 25);
+  await eventually(() => waitForJob(call, connection.id, job.id, ['RUNNING']), (j) => j.entities_inserted >= stopAfter);
   expect(await first.stop('SIGTERM')).toBe(0);
   const handedBack = await waitForJob(call, connection.id, job.id, ['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']);
   expect(handedBack.status).toBe('PENDING');
@@ -87,41 +90,24 @@ test('a worker stopped with SIGTERM mid-sync hands the job back: the next worker
   workers.push(second);
   const done = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED', 'CANCELLED'], 60_000);
   expect(done.status).toBe('COMPLETED');
-  expect(done.entities_inserted + done.entities_skipped).toBe(600);
   expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(600);
   expect(await second.stop('SIGTERM')).toBe(0);
+  return { handedBack, done };
+}
+
+test('a worker stopped with SIGTERM mid-sync hands the job back: the next worker completes it', async () => {
+  // 40 ms an entity: the worker is stopped before the stub's first checkpoint (CHECKPOINT_EVERY, 100 entities:
+  // 4 s in), so the next worker runs the job from the start (the test below stops it after checkpoints).
+  const { done } = await handBackAndResume('restart-target', 40, 25);
+  expect(done.entities_inserted + done.entities_skipped).toBe(600);
 });
 
 test('a job handed back after checkpoints resumes from the last one with the counts as of it: every entity counted once', async () => {
-  const workerEnv = workerEnvFor(server!);
-  const first = await startServerProcess(workerEnv, 60_000, 'worker');
-  workers.push(first);
-  const call = api(server!.url, server!.apiKey);
-  await call('POST', '/collections', { name: 'Resume target', readable_id: 'resume-target' });
-  const connection = (
-    await call('POST', '/source-connections', {
-      short_name: 'stub',
-      readable_collection_id: 'resume-target',
-      authentication: { credentials: { token: 't' } },
-      // 5 ms an entity: two of the stub's checkpoints (every 100 entities) are stored before the stop.
-      config: { entity_count: 600, delay_ms: 5, hierarchy_depth: 0 },
-    })
-  ).body;
-  const [job] = (await call('GET', `/source-connections/${connection.id}/jobs`)).body;
-  await eventually(() => waitForJob(call, connection.id, job.id, ['RUNNING']), (j) => j.entities_inserted >= 250);
-  expect(await first.stop('SIGTERM')).toBe(0);
-  const handedBack = await waitForJob(call, connection.id, job.id, ['PENDING', 'COMPLETED', 'FAILED', 'CANCELLED']);
-  expect(handedBack.status).toBe('PENDING');
+  // 5 ms an entity: two of the stub's checkpoints (every 100 entities) are stored before the stop.
+  const { handedBack, done } = await handBackAndResume('resume-target', 5, 250);
   expect(handedBack.entities_inserted).toBeLessThan(600);
-
-  const second = await startServerProcess(workerEnv, 60_000, 'worker');
-  workers.push(second);
-  const done = await waitForJob(call, connection.id, job.id, ['COMPLETED', 'FAILED', 'CANCELLED'], 60_000);
-  expect(done.status).toBe('COMPLETED');
   // The resumed run lists again only what came after the checkpoint (what the first worker committed past it is
   // skipped by hash): counted from 0, the job said 600 less the checkpoint's entities.
   expect(done.entities_inserted + done.entities_skipped).toBe(600);
   expect(done.entities_inserted).toBeGreaterThanOrEqual(200);
-  expect((await call('GET', `/source-connections/${connection.id}`)).body.entity_count).toBe(600);
-  expect(await second.stop('SIGTERM')).toBe(0);
 });

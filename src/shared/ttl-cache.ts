@@ -9,11 +9,11 @@ import type { EntityManager, EventSubscriber, FlushEventArgs, MikroORM, Transact
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
-  private readonly loading = new Map<string, { generation: number; keyGeneration: number; promise: Promise<V> }>();
-  /** Counts invalidate() calls: a load that began before one is not kept. */
-  private generation = 0;
-  /** Counts set() and invalidate(key) calls per key: a load of the key that began before one is not kept. */
-  private readonly keyGenerations = new Map<string, number>();
+  /**
+   * The load of each key under way that no change has overtaken since it began: a change (`set`,
+   * `invalidate`) removes it, so a load finding itself still here when it ends may be kept.
+   */
+  private readonly loading = new Map<string, Promise<V>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -30,23 +30,21 @@ export class TtlCache<V> {
     if (this.ttlMs <= 0) return load();
     const entry = this.entries.get(key);
     if (entry && entry.expires > this.now()) return entry.value;
-    const keyGeneration = this.keyGenerations.get(key) ?? 0;
     const pending = this.loading.get(key);
-    if (pending && pending.generation === this.generation && pending.keyGeneration === keyGeneration) return pending.promise;
-    const generation = this.generation;
+    if (pending) return pending;
     const promise = load().then(
       (value) => {
-        if (this.loading.get(key)?.promise === promise) this.loading.delete(key);
-        const current = generation === this.generation && keyGeneration === (this.keyGenerations.get(key) ?? 0);
-        if (current && (keep?.(value, this.entries.get(key)?.value) ?? true)) this.keep(key, value);
+        if (this.loading.get(key) !== promise) return value; // overtaken by a change
+        this.loading.delete(key);
+        if (keep?.(value, this.entries.get(key)?.value) ?? true) this.keep(key, value);
         return value;
       },
       (error: unknown) => {
-        if (this.loading.get(key)?.promise === promise) this.loading.delete(key);
+        if (this.loading.get(key) === promise) this.loading.delete(key);
         throw error;
       },
     );
-    this.loading.set(key, { generation, keyGeneration, promise });
+    this.loading.set(key, promise);
     return promise;
   }
 
@@ -57,25 +55,19 @@ export class TtlCache<V> {
 
   /** Keeps `value` for `key` from now on; loads of the key under way are returned to their callers but not kept. */
   set(key: string, value: V): void {
-    this.changed(key);
+    this.loading.delete(key);
     if (this.ttlMs > 0) this.keep(key, value);
   }
 
   /** Drops `key` (everything without one), with the loads of it under way. */
   invalidate(key?: string): void {
     if (key === undefined) {
-      this.generation++;
       this.entries.clear();
       this.loading.clear();
       return;
     }
-    this.changed(key);
-    this.entries.delete(key);
-  }
-
-  private changed(key: string): void {
-    this.keyGenerations.set(key, (this.keyGenerations.get(key) ?? 0) + 1);
     this.loading.delete(key);
+    this.entries.delete(key);
   }
 
   private keep(key: string, value: V): void {

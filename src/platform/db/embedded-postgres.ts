@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
-import { DEFAULT_TEMPLATE_FILE, keepAsTemplate, readTemplate } from './pglite-template.js';
+import { defaultTemplateFile, keepAsTemplate, readTemplate } from './pglite-template.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
@@ -83,7 +83,7 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
-    const db = await openPglite(path.join(dataDir, PGLITE_DIRECTORY), options.templateFile ?? DEFAULT_TEMPLATE_FILE, logger);
+    const db = await openPglite(path.join(dataDir, PGLITE_DIRECTORY), options.templateFile, logger);
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
     tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
@@ -113,9 +113,10 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
  * PGlite on `directory`: an existing database as it is; a new one from the template (see
  * pglite-template.ts) when there is one, else made by initdb and then kept as the template.
  */
-async function openPglite(directory: string, templateFile: string, logger: Logger): Promise<PGlite> {
+async function openPglite(directory: string, givenTemplateFile: string | undefined, logger: Logger): Promise<PGlite> {
   const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
   if (existsSync(directory)) return PGlite.create(directory, { startParams });
+  const templateFile = givenTemplateFile ?? defaultTemplateFile();
   const template = readTemplate(templateFile);
   if (template) {
     try {

@@ -13,14 +13,16 @@ import { PGlite } from '@electric-sql/pglite';
  * `npm run build` makes it (bin/build.js); a database made without one leaves it for the next.
  */
 
-/** The PGlite release the template's files are of: another one makes its own. */
-const PGLITE_VERSION: string = (() => {
+/**
+ * node_modules/.cache/catchment/pglite-<version>.tar.gz under the package (src/ and dist/ sit at the
+ * same depth), named by the PGlite release its files are of: another one makes its own. Read only
+ * when a new database is made (a server deployment never asks).
+ */
+export function defaultTemplateFile(): string {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite'); // …/@electric-sql/pglite/dist/index.cjs
-  return (JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string }).version;
-})();
-
-/** node_modules/.cache/catchment/pglite-<version>.tar.gz under the package (src/ and dist/ sit at the same depth). */
-export const DEFAULT_TEMPLATE_FILE = path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'node_modules', '.cache', 'catchment', `pglite-${PGLITE_VERSION}.tar.gz`);
+  const { version } = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+  return path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'node_modules', '.cache', 'catchment', `pglite-${version}.tar.gz`);
+}
 
 /** The template kept in `file`, or null when there is none (or it cannot be read). */
 export function readTemplate(file: string): Blob | null {
@@ -44,7 +46,7 @@ export async function keepAsTemplate(db: PGlite, file: string): Promise<void> {
 }
 
 /** Makes the template in `file` from a database of its own, made for it and removed after (bin/build.js). */
-export async function makeTemplate(file = DEFAULT_TEMPLATE_FILE): Promise<void> {
+export async function makeTemplate(file = defaultTemplateFile()): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pglite-template-'));
   try {
     const db = await PGlite.create(directory);

@@ -13,16 +13,20 @@ export const IVF_FILTER_MIN_SHARE = 0.5;
 /** Filters remembered per table version: a search's filter is seldom one of more. */
 const MAX_FILTERS = 64;
 
-/** The share of a table's rows a filter keeps, counted once per table version (the caller's read of it). */
+/**
+ * A table's rows and the share of them a filter keeps, counted once per table version (the caller's
+ * read of it): a version's rows never change.
+ */
 export class FilterShares {
   private readonly tables = new Map<string, { version: number; rows: number; shares: Map<string, number> }>();
 
+  /** The table's rows at `version` (searches skip empty shards by it: a countRows per search was a native round trip before the ranking). */
+  async rows(tableName: string, table: lancedb.Table, version: number): Promise<number> {
+    return (await this.atVersion(tableName, table, version)).rows;
+  }
+
   async share(tableName: string, table: lancedb.Table, version: number, where: string): Promise<number> {
-    let seen = this.tables.get(tableName);
-    if (seen?.version !== version) {
-      seen = { version, rows: await table.countRows(), shares: new Map() };
-      this.tables.set(tableName, seen);
-    }
+    const seen = await this.atVersion(tableName, table, version);
     let share = seen.shares.get(where);
     if (share === undefined) {
       share = seen.rows === 0 ? 0 : (await table.countRows(where)) / seen.rows;
@@ -30,6 +34,15 @@ export class FilterShares {
       seen.shares.set(where, share);
     }
     return share;
+  }
+
+  private async atVersion(tableName: string, table: lancedb.Table, version: number) {
+    let seen = this.tables.get(tableName);
+    if (seen?.version !== version) {
+      seen = { version, rows: await table.countRows(), shares: new Map<string, number>() };
+      this.tables.set(tableName, seen);
+    }
+    return seen;
   }
 
   /** The table's handle was dropped (its table deleted, or gone): what was counted of it goes too. */

@@ -40,8 +40,6 @@ export class LanceDbVectorIndex implements VectorIndex {
   private readonly maintenance: TableMaintenance;
   private readonly entityKeys = new EntityKeyCache();
   private readonly filterShares = new FilterShares();
-  /** Each shard's rows at the version a search last read (see rowsAt), by table name. */
-  private readonly rowCounts = new Map<string, { version: number; rows: number }>();
   private readonly ivfProbes: (partitions: number) => number;
 
   private constructor(
@@ -55,7 +53,6 @@ export class LanceDbVectorIndex implements VectorIndex {
       this.maintenance.forget(tableName);
       this.entityKeys.forget(tableName);
       this.filterShares.forget(tableName);
-      this.rowCounts.delete(tableName);
     });
     const onUpkeepError = options.onUpkeepError ?? (() => undefined);
     // Upkeep is kept by table name and runs under its collection's lock, named by the table itself: a
@@ -199,21 +196,6 @@ export class LanceDbVectorIndex implements VectorIndex {
     return Math.min(partitions, Math.max(1, Math.floor(this.ivfProbes(partitions))));
   }
 
-  /**
-   * A shard's rows at `version` (the search's read of its version), counted once per version, as
-   * FilterShares counts a filter's: a version's rows never change. Searches only ask whether a shard
-   * is empty, and a countRows per search was a native round trip of its own before the ranking
-   * (~0.1–0.4 ms of a hybrid search's latency at 100,000 chunks on a loaded 2-core host).
-   */
-  private async rowsAt(table: lancedb.Table, version: number): Promise<number> {
-    const name = this.tables.nameOf(table);
-    const seen = this.rowCounts.get(name);
-    if (seen?.version === version) return seen.rows;
-    const rows = await table.countRows();
-    this.rowCounts.set(name, { version, rows });
-    return rows;
-  }
-
   /** What a page reads of a table of `layout`: its details column, or a column per field in tables made before it. */
   private resultColumns(layout: ChunkLayout): ResultColumns {
     if (!layout.keyed) return LEGACY_RESULT;
@@ -254,10 +236,10 @@ export class LanceDbVectorIndex implements VectorIndex {
     if (limit === 0) return [];
     const documents = offset + limit;
     return this.tables.read(collectionId, [] as ScoredChunk[], async (shards) => {
-      // Each shard's version is read once, first: its rows (rowsAt) and every cache the ranking keys by
+      // Each shard's version is read once, first: its rows (FilterShares.rows) and every cache the ranking keys by
       // it. An empty shard has nothing to rank, and may lack its full-text index yet (another process is making it).
       const versions = await Promise.all(shards.map((table) => table.version()));
-      const rowCounts = await Promise.all(shards.map((table, i) => this.rowsAt(table, versions[i]!)));
+      const rowCounts = await Promise.all(shards.map((table, i) => this.filterShares.rows(this.tables.nameOf(table), table, versions[i]!)));
       const searched = shards.flatMap((table, i) => (rowCounts[i]! > 0 ? [{ table, version: versions[i]! }] : []));
       if (searched.length === 0) return [];
       const contexts = await Promise.all(searched.map(({ table, version }, shard) => this.rankingContext(table, shard, version, query, where)));

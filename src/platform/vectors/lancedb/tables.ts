@@ -115,18 +115,10 @@ export class LanceDbTables {
     let names: string[];
     if (fresh) {
       names = await this.list(collectionId);
-      this.forgetGone(this.listings.peek(collectionId), names);
-      if (names.length > 0) this.listings.set(collectionId, names);
+      if (this.keepListing(names, this.listings.peek(collectionId))) this.listings.set(collectionId, names);
       else this.listings.invalidate(collectionId);
     } else {
-      names = await this.listings.get(
-        collectionId,
-        () => this.list(collectionId),
-        (listed, replaced) => {
-          this.forgetGone(replaced, listed);
-          return listed.length > 0;
-        },
-      );
+      names = await this.listings.get(collectionId, () => this.list(collectionId), (listed, replaced) => this.keepListing(listed, replaced));
     }
     return Promise.all(names.map((name) => this.open(name)));
   }
@@ -156,7 +148,16 @@ export class LanceDbTables {
       .map(({ name }) => name);
   }
 
-  /** Forgets the shards a newer listing (one kept, not one a change overtook) no longer holds. */
+  /**
+   * A listing no change overtook, replacing `known`: the shards it no longer holds are forgotten, and
+   * it is kept unless empty (none is known then: another process may write the first at any time).
+   */
+  private keepListing(listed: string[], known: string[] | undefined): boolean {
+    this.forgetGone(known, listed);
+    return listed.length > 0;
+  }
+
+  /** Forgets the shards of `known` that `listed` no longer holds. */
   private forgetGone(known: string[] | undefined, listed: string[]): void {
     for (const gone of known ?? []) {
       if (!listed.includes(gone)) this.forgetTable(gone);

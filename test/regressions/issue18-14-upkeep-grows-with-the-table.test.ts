@@ -17,8 +17,8 @@ const BATCH = 500;
  * MiB. A collection's chunks now fill tables of CATCHMENT_LANCEDB_SHARD_ROWS in turn, and searches read
  * them all. Here, through the service: a sync spreads its chunks over at least three shards (the first
  * and the last hold under the setting plus a few batches' chunks: a batch of 500 entities writes more
- * than 500 chunks, in slices), and REST search finds an entity
- * of the first shard and one of the last by name, and counts every chunk.
+ * than 500 chunks, in slices), each entity's chunks in one shard only, and REST search finds an
+ * entity of the first shard and one of the last by name, and counts every chunk.
  */
 describe('issue 18-14: a collection’s chunks fill shards of CATCHMENT_LANCEDB_SHARD_ROWS, and search reads them all', () => {
   let server: TestServer | undefined;
@@ -37,21 +37,24 @@ describe('issue 18-14: a collection’s chunks fill shards of CATCHMENT_LANCEDB_
     const shards = readdirSync(directory).filter((name) => name === `${first}.lance` || name.startsWith(`${first}_s`));
     expect(shards.length).toBeGreaterThanOrEqual(3);
     const db = await lancedb.connect(directory);
-    const entityOf = async (shard: number) => {
+    const entitiesOf = async (shard: number) => {
       const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId, shard));
       try {
         // The write that crossed the setting went whole to the shard it found under it; no shard grew on past it.
         expect(await table.countRows()).toBeLessThan(SHARD_ROWS + BATCH * 3);
-        const [row] = await table.query().select(['entity_id']).limit(1).toArray();
-        return String(row.entity_id);
+        return new Set((await table.query().select(['entity_id']).limit(SHARD_ROWS + BATCH * 3).toArray()).map((row) => String(row.entity_id)));
       } finally {
         table.close();
       }
     };
-    const inFirst = await entityOf(0);
-    const inLast = await entityOf(shards.length - 1);
+    const perShard = await Promise.all(shards.map((_, shard) => entitiesOf(shard)));
     db.close();
-    expect(inFirst).not.toBe(inLast);
+    // Every entity's chunks went to one shard (a batch is written whole to one), and every entity is in one.
+    const all = perShard.flatMap((entities) => [...entities]);
+    expect(new Set(all).size).toBe(2600);
+    expect(all).toHaveLength(2600);
+    const inFirst = [...perShard[0]!][0]!;
+    const inLast = [...perShard[perShard.length - 1]!][0]!;
 
     for (const entityId of [inFirst, inLast]) {
       const name = `Document ${entityId.slice('stub-'.length)}`;

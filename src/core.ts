@@ -40,7 +40,7 @@ import type { Logger } from './platform/logger.js';
 import { EventBus } from './platform/events/event-bus.js';
 import { InProcessPubSub, type PubSub } from './platform/pubsub/pubsub.js';
 import { RedisPubSub } from './platform/pubsub/redis-pubsub.js';
-import { createRateLimiter } from './platform/rate-limit/rate-limiter.js';
+import { createRateLimiter, RateLimitCounters } from './platform/rate-limit/rate-limiter.js';
 import { BeeJobQueue } from './platform/queue/bee-queue.js';
 import { InProcessQueue, type JobQueue } from './platform/queue/queue.js';
 import { resolveEncryptionKey, SecretBox } from './platform/secrets/secrets.js';
@@ -92,22 +92,13 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
     }
     const pubsub: PubSub = config.redisUrl ? new RedisPubSub(config.redisUrl, `${config.redisPrefix}:`, logger) : new InProcessPubSub();
     const queue: JobQueue = config.redisUrl ? new BeeJobQueue(config.redisUrl, { prefix: config.redisPrefix, logger }) : new InProcessQueue();
-    const rateLimiter = createRateLimiter({
-      points: config.rateLimitRequests,
-      windowSeconds: config.rateLimitWindowSeconds,
-      redisUrl: config.redisUrl,
-      keyPrefix: `${config.redisPrefix}:rl`,
-      logger,
-    });
-    const searchRateLimiter = createRateLimiter({
-      points: config.rateLimitRequests === 0 ? 0 : config.searchRateLimitRequests,
-      windowSeconds: config.rateLimitWindowSeconds,
-      redisUrl: config.redisUrl,
-      keyPrefix: `${config.redisPrefix}:rl`,
-      logger,
-    });
+    // One Redis connection counts for both limiters (their keys differ by family, see consumeRateLimit); none without limits.
+    const rateLimitCounters = config.rateLimitRequests === 0 ? null : RateLimitCounters.open({ redisUrl: config.redisUrl, keyPrefix: `${config.redisPrefix}:rl` });
+    const limiter = (points: number) => rateLimitCounters && createRateLimiter({ points, windowSeconds: config.rateLimitWindowSeconds, counters: rateLimitCounters, logger });
+    const rateLimiter = limiter(config.rateLimitRequests);
+    const searchRateLimiter = limiter(config.searchRateLimitRequests);
     // A replica's first requests count in the deployment's shared counters, unless Redis does not answer soon.
-    await Promise.all([rateLimiter?.connected(RATE_LIMIT_CONNECT_WAIT_MS), searchRateLimiter?.connected(RATE_LIMIT_CONNECT_WAIT_MS)]);
+    await rateLimitCounters?.connected(RATE_LIMIT_CONNECT_WAIT_MS);
     const secretBox = new SecretBox(resolveEncryptionKey(config.encryptionKey, config.dataDir));
     const info = embedderInfo(config);
     const metrics = new Metrics(databaseBacklog(database.orm));
@@ -213,8 +204,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
         if (embedder) await (await embedder).close();
         await pubsub.close();
         await connectorEnvironment.webClient.close();
-        await rateLimiter?.close();
-        await searchRateLimiter?.close();
+        await rateLimitCounters?.close();
         await database.close();
       },
     };

@@ -2,21 +2,26 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { startOwnRedis } from '../../../test/support/redis-server.js';
 import type { Logger } from '../logger.js';
-import { createRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { createRateLimiter, RateLimitCounters } from './rate-limiter.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const opened: RateLimiter[] = [];
+const opened: RateLimitCounters[] = [];
 afterAll(async () => {
-  await Promise.all(opened.map((limiter) => limiter.close()));
+  await Promise.all(opened.map((counters) => counters.close()));
 });
+/** Counters closed after all tests. */
+function counters(options: { redisUrl?: string; keyPrefix?: string } = {}): RateLimitCounters {
+  const opening = RateLimitCounters.open(options);
+  opened.push(opening);
+  return opening;
+}
 
 describe.each([
   ['in memory', undefined],
   ['in Redis', REDIS_URL],
 ])('rate limiter %s', (_name, redisUrl) => {
   test('allows the configured number of requests per key and window, then refuses with the time to wait', async () => {
-    const limiter = createRateLimiter({ points: 3, windowSeconds: 30, redisUrl })!;
-    opened.push(limiter);
+    const limiter = createRateLimiter({ points: 3, windowSeconds: 30, counters: counters({ redisUrl }) })!;
     const key = `collections:${Math.random()}`;
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(key));
@@ -30,8 +35,7 @@ describe.each([
   });
 
   test('a window of one second resets', async () => {
-    const limiter = createRateLimiter({ points: 1, windowSeconds: 1, redisUrl })!;
-    opened.push(limiter);
+    const limiter = createRateLimiter({ points: 1, windowSeconds: 1, counters: counters({ redisUrl }) })!;
     const key = `sources:${Math.random()}`;
     expect((await limiter.consume(key)).allowed).toBe(true);
     expect((await limiter.consume(key)).allowed).toBe(false);
@@ -41,14 +45,15 @@ describe.each([
 });
 
 test('zero requests per window disables rate limiting', () => {
-  expect(createRateLimiter({ points: 0, windowSeconds: 60 })).toBeNull();
+  expect(createRateLimiter({ points: 0, windowSeconds: 60, counters: counters() })).toBeNull();
 });
 
 test('while Redis is down the limiter answers at once from memory, still limiting, and logs it; afterwards it counts in Redis again', async () => {
   const redis = await startOwnRedis();
   const warnings: string[] = [];
   const logger = { warn: (message: string) => warnings.push(message) } as unknown as Logger;
-  const limiter = createRateLimiter({ points: 2, windowSeconds: 30, redisUrl: redis.url, keyPrefix: 'outage', logger })!;
+  const outageCounters = RateLimitCounters.open({ redisUrl: redis.url, keyPrefix: 'outage' });
+  const limiter = createRateLimiter({ points: 2, windowSeconds: 30, counters: outageCounters, logger })!;
   const store = new Redis(redis.url, { maxRetriesPerRequest: 0 });
   store.on('error', () => {});
   /** Consumes on `key` until Redis holds its counter: the limiter's client is connected. */
@@ -77,7 +82,7 @@ test('while Redis is down the limiter answers at once from memory, still limitin
     await countedInRedis('after');
   } finally {
     store.disconnect();
-    await limiter.close();
+    await outageCounters.close();
     await redis.stop();
   }
 });
@@ -85,22 +90,41 @@ test('while Redis is down the limiter answers at once from memory, still limitin
 describe('a limiter waiting for Redis at start (connected)', () => {
   test('once connected, its first request counts in the shared counter, which another process then sees', async () => {
     const prefix = `catchment-test:${Math.random()}`;
-    const first = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: REDIS_URL, keyPrefix: prefix })!;
-    const second = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: REDIS_URL, keyPrefix: prefix })!;
-    opened.push(first, second);
-    await Promise.all([first.connected(5000), second.connected(5000)]);
+    const [firstProcess, secondProcess] = [counters({ redisUrl: REDIS_URL, keyPrefix: prefix }), counters({ redisUrl: REDIS_URL, keyPrefix: prefix })];
+    const first = createRateLimiter({ points: 5, windowSeconds: 30, counters: firstProcess })!;
+    const second = createRateLimiter({ points: 5, windowSeconds: 30, counters: secondProcess })!;
+    await Promise.all([firstProcess.connected(5000), secondProcess.connected(5000)]);
     // Not connected, the first request of a just-made limiter is counted by its in-memory stand-in.
     expect((await first.consume('search:org')).remaining).toBe(4);
     expect((await second.consume('search:org')).remaining).toBe(3);
   });
 
   test('a Redis that does not answer is waited for at most the time given', async () => {
-    const limiter = createRateLimiter({ points: 5, windowSeconds: 30, redisUrl: 'redis://127.0.0.1:1' })!;
-    opened.push(limiter);
+    const unanswered = counters({ redisUrl: 'redis://127.0.0.1:1' });
+    const limiter = createRateLimiter({ points: 5, windowSeconds: 30, counters: unanswered })!;
     const started = Date.now();
-    await limiter.connected(300);
+    await unanswered.connected(300);
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(Date.now() - started).toBeLessThan(2000);
     expect((await limiter.consume('search:org')).allowed).toBe(true);
   });
+});
+
+test('the limiters of one process count over one Redis connection, each family under its own keys', async () => {
+  const prefix = `catchment-test:${Math.random()}`;
+  const shared = counters({ redisUrl: REDIS_URL, keyPrefix: prefix });
+  const general = createRateLimiter({ points: 5, windowSeconds: 30, counters: shared })!;
+  const search = createRateLimiter({ points: 2, windowSeconds: 30, counters: shared })!;
+  await shared.connected(5000);
+  expect((await general.consume('collections:org')).remaining).toBe(4);
+  expect((await search.consume('search:org')).remaining).toBe(1);
+  const admin = new Redis(REDIS_URL);
+  try {
+    const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes(` name=${prefix} `));
+    expect(clients).toHaveLength(1);
+    expect(await admin.get(`${prefix}:collections:org`)).toBe('1');
+    expect(await admin.get(`${prefix}:search:org`)).toBe('1');
+  } finally {
+    admin.disconnect();
+  }
 });

@@ -16,12 +16,53 @@ export interface RateLimitDecision {
  */
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
+}
+
+/**
+ * Where a process's rate limiters count: in Redis under `keyPrefix` when the deployment's processes
+ * share their limits, one connection for all of them (named after the prefix), or nowhere shared
+ * (each limiter counts in its own memory).
+ */
+export class RateLimitCounters {
+  private constructor(
+    /** Null: no Redis, each limiter counts in memory. */
+    readonly redis: Redis | null,
+    readonly keyPrefix: string,
+  ) {}
+
+  static open(options: { redisUrl?: string; keyPrefix?: string } = {}): RateLimitCounters {
+    const keyPrefix = options.keyPrefix ?? 'catchment:rl';
+    // No request waits on Redis: while it is down (or until it first answers) a command fails at
+    // once, one that gets no answer fails after 500 ms, and the in-memory fallback decides.
+    const redis = options.redisUrl
+      ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectionName: keyPrefix.replace(/[^!-~]/g, '_') })
+      : null;
+    redis?.on('error', () => {}); // reconnects by itself; meanwhile the fallbacks count
+    return new RateLimitCounters(redis, keyPrefix);
+  }
+
   /**
    * Resolves once Redis answers (at once without Redis), or after `timeoutMs` if it does not: a process
-   * that waits for it at start counts its first requests in the shared counter, not in its stand-in.
+   * that waits for it at start counts its first requests in the shared counters, not in their stand-ins.
    */
-  connected(timeoutMs: number): Promise<void>;
-  close(): Promise<void>;
+  async connected(timeoutMs: number): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      redis.once('ready', done);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.redis?.status === 'ready') await this.redis.quit();
+    else this.redis?.disconnect();
+  }
 }
 
 /** ioredis states while a connection is being made. */
@@ -47,12 +88,10 @@ class FallbackLimiter extends RateLimiterMemory {
   }
 }
 
-export function createRateLimiter(options: { points: number; windowSeconds: number; redisUrl?: string; keyPrefix?: string; logger?: Logger }): RateLimiter | null {
+/** A limiter of `points` requests per key and window, counting in `counters`; null when `points` is 0 (no limit). */
+export function createRateLimiter(options: { points: number; windowSeconds: number; counters: RateLimitCounters; logger?: Logger }): RateLimiter | null {
   if (options.points === 0) return null;
-  // No request waits on Redis: while it is down (or until it first answers) a command fails at
-  // once, one that gets no answer fails after 500 ms, and the in-memory fallback decides.
-  const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 }) : null;
-  redis?.on('error', () => {}); // reconnects by itself; meanwhile the fallback counts
+  const { redis, keyPrefix } = options.counters;
   let lastFallbackLog = 0;
   const fallback = new FallbackLimiter({ points: options.points, duration: options.windowSeconds }, () => {
     // While a connection is being made (at start, for instance) the fallback is expected, not news.
@@ -65,7 +104,7 @@ export function createRateLimiter(options: { points: number; windowSeconds: numb
         storeClient: redis,
         points: options.points,
         duration: options.windowSeconds,
-        keyPrefix: options.keyPrefix ?? 'catchment:rl',
+        keyPrefix,
         rejectIfRedisNotReady: true,
         insuranceLimiter: fallback,
       })
@@ -86,22 +125,6 @@ export function createRateLimiter(options: { points: number; windowSeconds: numb
         if (rejection instanceof RateLimiterRes) return decide(rejection, false);
         throw rejection;
       }
-    },
-    async connected(timeoutMs) {
-      if (!redis || redis.status === 'ready') return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          redis.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(done, timeoutMs);
-        redis.once('ready', done);
-      });
-    },
-    async close() {
-      if (redis?.status === 'ready') await redis.quit();
-      else redis?.disconnect();
     },
   };
 }

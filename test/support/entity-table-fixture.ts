@@ -1,7 +1,8 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import type { SourceItem } from '../../src/connectors/connector.js';
 import type { EntityRow, EntityStore } from '../../src/modules/sync/entity-store.js';
-import { type PipelineRun, SyncPipeline } from '../../src/modules/sync/pipeline.js';
+import type { PipelineRun } from '../../src/modules/sync/pipeline-inputs.js';
+import { SyncPipeline } from '../../src/modules/sync/pipeline.js';
 import { layerSyncConfigs } from '../../src/modules/sync/sync-config-layers.js';
 import { startTestServer, type Deployment, type TestServer } from './harness.js';
 import { api } from './sync-helpers.js';

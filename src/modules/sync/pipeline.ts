@@ -1,99 +1,11 @@
-import type { SourceEntity, SourceItem, SourceRun } from '../../connectors/connector.js';
-import type { BlobStore } from '../../platform/blobs/blob-store.js';
+import type { SourceItem } from '../../connectors/connector.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
-import type { Logger } from '../../platform/logger.js';
-import { chunkIdOf, type ChunkRecord, type VectorIndex } from '../../platform/vectors/vector-index.js';
-import { chunkText } from './chunker.js';
-import { type HashedEntity, hashedContent } from './content-hash.js';
 import { EntityGuardrail } from './entity-guardrail.js';
 import { EntityIdSet } from './entity-id-set.js';
-import type { EntityRow, EntityStore } from './entity-store.js';
+import { BatchStages, type PreparedBatch, type RunIds, vectorsEnabled } from './pipeline-batch.js';
+import type { PipelineDependencies, PipelineRun } from './pipeline-inputs.js';
 import { RawStore } from './raw-store.js';
-import type { EffectiveSyncConfig } from './sync-config-layers.js';
-import { BatchOutcomes, NO_COUNTS, type SyncCounts } from './sync-counts.js';
-
-/** The id by which `target_destinations` / `exclude_destinations` name the built-in vector index. */
-export const NATIVE_VECTOR_DESTINATION_ID = '00000000-0000-4000-8000-000000000001';
-
-export interface PipelineDependencies {
-  entities: EntityStore;
-  vectors: VectorIndex;
-  embedder: Embedder;
-  blobs: BlobStore;
-  /** Entity-count guardrail per connection (bypassed by behavior.skip_guardrails). */
-  maxEntities: number;
-  batchSize: number;
-  /** How many bytes of prepared batches may wait for the index and the entity table (default READ_AHEAD_BYTES). */
-  readAheadBytes?: number;
-  /** Where a failed optimize after a run goes (it runs once the run has ended: see optimizeInBackground). */
-  logger: Pick<Logger, 'warn'>;
-}
-
-export interface PipelineRun {
-  jobId: string;
-  /** The connection's sync id (one sync per connection: its id). */
-  syncId: string;
-  collectionId: string;
-  sourceConnectionId: string;
-  sourceName: string;
-  config: EffectiveSyncConfig;
-  source: SourceRun;
-  /**
-   * The previous run of the connection did not complete: it may have left chunks of entities the
-   * entity table does not know (killed between the index write and the table write).
-   */
-  orphansPossible: boolean;
-  /**
-   * The previous run completed, but the index optimize it left running is not recorded as done (its
-   * process stopped during it): this run optimizes at its end whatever it writes.
-   */
-  optimizeOwed: boolean;
-  /** Once the run owes the index nothing: at its end when it has nothing to optimize, else once its optimize has ended. */
-  onIndexOptimized(): Promise<void>;
-  signal: AbortSignal;
-  /** The counts the run continues from: those of the job it resumes, as of the checkpoint it resumes from (none by default). */
-  startCounts?: SyncCounts;
-  /**
-   * After each committed batch: the counts so far, how many of the source's items (from the first)
-   * are committed, and the counts as of any item the batch committed (`item`, counted from the first,
-   * past the previous call's `committedItems`): where a checkpoint in the batch falls.
-   */
-  onProgress(counts: SyncCounts, committedItems: number, countsThrough: (item: number) => SyncCounts): Promise<void>;
-}
-
-interface ChangedEntity extends HashedEntity {
-  hash: string;
-  isNew: boolean;
-}
-
-/** The entity ids a run met so far: yielded (or kept), and deleted by the source's items. */
-interface RunIds {
-  seen: EntityIdSet;
-  deleted: EntityIdSet;
-  /**
-   * Every id in `seen` is stored once the run's batches are: the source yielded only entities (each one
-   * written, or matched by its stored hash), no `keep` (an id the run trusts to be stored) and no deletion.
-   */
-  seenAllStored: boolean;
-  /**
-   * The connection held no entity when the run began. A connection runs one job at a time, so a row
-   * it stores is then one this run wrote, of an id in `seen`: the stored hashes of ids not met before
-   * need not be read (a probe of the table's index for each, ~3 µs an entity in PGlite).
-   */
-  startedEmpty: boolean;
-}
-
-/** A batch between the stages: what changed, its chunk records (embedded), and what to delete. */
-interface PreparedBatch {
-  changed: ChangedEntity[];
-  records: ChunkRecord[];
-  perEntity: Map<string, number>;
-  deletions: string[];
-  /** What each of the batch's items came to (counted as the batch commits). */
-  outcomes: BatchOutcomes;
-  /** The source's items read up to the end of this batch, from the first. */
-  itemsThrough: number;
-}
+import { NO_COUNTS, type SyncCounts } from './sync-counts.js';
 
 /**
  * Prepared batches (read, hashed, chunked and embedded) that may wait for the index and the entity
@@ -128,7 +40,11 @@ export const PROGRESS_INTERVAL_MS = 250;
  * earlier ones are written (see run); a cancelled or killed run keeps the batches it committed.
  */
 export class SyncPipeline {
-  constructor(private readonly deps: PipelineDependencies) {}
+  private readonly stages: BatchStages;
+
+  constructor(private readonly deps: PipelineDependencies) {
+    this.stages = new BatchStages(deps);
+  }
 
   /** The model and vector size the pipeline writes with (the embedder's). */
   get embedding(): Pick<Embedder, 'modelName' | 'dimensions'> {
@@ -163,11 +79,11 @@ export class SyncPipeline {
       // Once the batch before it has settled: a failure it met is recorded by then (its own handler below ran first).
       await previous?.catch(() => undefined);
       if (failure) throw failure.error;
-      await this.storeBatch(run, raw, index, batch);
+      await this.stages.storeBatch(run, raw, index, batch);
     };
     const flush = async (items: SourceItem[]) => {
       itemsRead += items.length;
-      const prepared = { ...(await this.prepareBatch(run, items, ids, guardrail, committing)), itemsThrough: itemsRead };
+      const prepared = { ...(await this.stages.prepareBatch(run, items, ids, guardrail, committing)), itemsThrough: itemsRead };
       const bytes = heldBytes(prepared);
       // One batch may always wait behind the one being written (as without read-ahead); more while they fit.
       while (held.length > 1 && held.reduce((sum, batch) => sum + batch.bytes, bytes) > readAheadBytes) await held[0]!.committed.catch(() => undefined);
@@ -180,7 +96,7 @@ export class SyncPipeline {
       committing = Promise.allSettled([committing, stored]).then(async ([previous, store]) => {
         if (previous.status === 'rejected') throw previous.reason;
         if (store.status === 'rejected') throw store.reason;
-        const countsThrough = await this.commitBatch(run, prepared, counts);
+        const countsThrough = await this.stages.commitBatch(run, prepared, counts);
         await run.onProgress(counts, prepared.itemsThrough, countsThrough);
       });
       const waiting = { stored, committed: committing, bytes };
@@ -216,7 +132,7 @@ export class SyncPipeline {
       // search would scan them until then. A cancelled one (or a worker shutting down) is not
       // optimized: the keyword searches that scan its rows queue their compaction once they have cost
       // as much (SCANNED_ROWS_PER_TABLE_ROW), and the connection's next run optimizes at its end.
-      if (!run.signal.aborted && index.written && this.vectorsEnabled(run.config)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
+      if (!run.signal.aborted && index.written && vectorsEnabled(run.config)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
       throw error;
     }
     // A run that began with none stored and stored every id it met holds exactly those: the count
@@ -231,7 +147,7 @@ export class SyncPipeline {
     }
     await raw.compactIfWasteful(stored);
     // A run that left the index as the previous, complete, run had optimized it has nothing to optimize.
-    if (this.vectorsEnabled(run.config) && (index.written || run.orphansPossible || run.optimizeOwed)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
+    if (vectorsEnabled(run.config) && (index.written || run.orphansPossible || run.optimizeOwed)) this.optimizeInBackground(run.collectionId, run.onIndexOptimized);
     else await run.onIndexOptimized();
     return counts;
   }
@@ -273,181 +189,11 @@ export class SyncPipeline {
     for await (const stored of this.deps.entities.ids(run.sourceConnectionId, this.deps.batchSize)) {
       const deletions = stored.filter((id) => !ids.seen.has(id));
       if (deletions.length === 0) continue;
-      await this.deleteChunks(run, index, deletions);
+      await this.stages.deleteChunks(run, index, deletions);
       await raw.write([], deletions);
       deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);
     }
     counts.deleted += deleted;
     return deleted;
-  }
-
-  private vectorsEnabled(config: EffectiveSyncConfig): boolean {
-    const { destinations, handlers } = config;
-    if (destinations.skipVectorDb || !handlers.enableVectorHandlers) return false;
-    if (destinations.targetDestinations && !destinations.targetDestinations.includes(NATIVE_VECTOR_DESTINATION_ID)) return false;
-    return !destinations.excludeDestinations?.includes(NATIVE_VECTOR_DESTINATION_ID);
-  }
-
-  /**
-   * Stage one: what changed in the batch, chunked and embedded. `writing` is the earlier batches'
-   * writes, still in flight: an entity met again (or deleted before) waits for them, so its stored hash is current.
-   */
-  private async prepareBatch(
-    run: PipelineRun,
-    items: SourceItem[],
-    ids: RunIds,
-    guardrail: EntityGuardrail,
-    writing: Promise<void> | null,
-  ): Promise<Omit<PreparedBatch, 'itemsThrough'>> {
-    run.signal.throwIfAborted();
-    const entities: SourceEntity[] = [];
-    const deletions: string[] = [];
-    const outcomes = new BatchOutcomes();
-    /** Where in the batch each entity (the last of an id) and each deletion came. */
-    const entityAt = new Map<string, number>();
-    const deletionAt: number[] = [];
-    for (const item of items) {
-      if ('keep' in item) {
-        ids.seen.add(item.keep);
-        ids.seenAllStored = false;
-        outcomes.add('skipped');
-      } else if ('delete' in item) {
-        ids.seenAllStored = false;
-        deletionAt.push(outcomes.size);
-        deletions.push(item.delete);
-        outcomes.add('deleted');
-      } else {
-        const earlier = entityAt.get(item.entityId);
-        if (earlier !== undefined) outcomes.set(earlier, 'superseded');
-        entityAt.set(item.entityId, outcomes.size);
-        entities.push(item);
-        outcomes.add('skipped'); // until its hash says otherwise (below)
-      }
-    }
-    // The same id twice in one batch: the later version wins.
-    const latest = new Map(entities.map((entity) => [entity.entityId, entity]));
-    const metBefore = [...latest.keys()].filter((id) => ids.seen.has(id));
-    if (writing && (metBefore.length > 0 || [...latest.keys()].some((id) => ids.deleted.has(id)))) await writing;
-    for (const id of latest.keys()) ids.seen.add(id);
-
-    const known = await this.deps.entities.hashes(run.sourceConnectionId, ids.startedEmpty ? metBefore : [...latest.keys()]);
-    const changed: ChangedEntity[] = [];
-    for (const entity of latest.values()) {
-      const { hash, content } = hashedContent(entity);
-      const previous = known.get(entity.entityId);
-      if (previous !== hash || run.config.behavior.skipHashComparison) changed.push({ entity, hash, content, isNew: previous === undefined });
-    }
-    // A deletion of an id the batch also yields is not one: the entity wins.
-    deletions.forEach((id, index) => {
-      if (latest.has(id)) outcomes.set(deletionAt[index]!, 'superseded');
-    });
-    const deleting = deletions.filter((id) => !latest.has(id));
-    for (const id of deleting) ids.deleted.add(id);
-    await guardrail.check(ids.seen.size, latest.size - known.size, deleting);
-    const chunks = this.vectorsEnabled(run.config) ? await this.embedChunks(run, changed) : { records: [], perEntity: new Map<string, number>() };
-    for (const { entity, isNew } of changed) outcomes.set(entityAt.get(entity.entityId)!, isNew ? 'inserted' : 'updated', chunks.perEntity.get(entity.entityId) ?? 0);
-    return { changed, deletions: deleting, outcomes, ...chunks };
-  }
-
-  /**
-   * Stage two: the index and the raw data store write the batch (independent: the raw store's writes
-   * overlap the index's). Settles once both have: when one fails, the other's write still ends before
-   * the run does (a next run must not meet this one's index write still going).
-   */
-  private async storeBatch(run: PipelineRun, raw: RawStore, index: { written: boolean }, batch: PreparedBatch): Promise<void> {
-    run.signal.throwIfAborted();
-    const { changed, records, deletions } = batch;
-    const writes = await Promise.allSettled([
-      (async () => {
-        await this.writeChunks(run, index, changed, records);
-        await this.deleteChunks(run, index, deletions);
-      })(),
-      raw.write(run.config.handlers.enableRawDataHandler ? changed : [], deletions),
-    ]);
-    for (const write of writes) if (write.status === 'rejected') throw write.reason;
-  }
-
-  /**
-   * Stage three: the entity table, after the batch's chunks, so a crash never records unwritten chunks
-   * (progress follows). Adds the batch to `counts`, and returns the counts as of any of its items.
-   */
-  private async commitBatch(run: PipelineRun, batch: PreparedBatch, counts: SyncCounts): Promise<(item: number) => SyncCounts> {
-    const { changed, perEntity, outcomes, itemsThrough } = batch;
-    await this.deps.entities.upsert(
-      run.sourceConnectionId,
-      run.collectionId,
-      run.jobId,
-      changed.map(({ entity, hash, isNew }): EntityRow => ({
-        entityId: entity.entityId,
-        entityType: entity.entityType,
-        name: entity.name,
-        contentHash: hash,
-        chunkCount: perEntity.get(entity.entityId) ?? 0,
-        breadcrumbs: entity.breadcrumbs,
-        fields: run.config.handlers.enableEntityDbHandler ? entity.fields : null,
-        sourceCreatedAt: entity.createdAt,
-        sourceUpdatedAt: entity.updatedAt,
-        isNew,
-      })),
-    );
-    const deleted = await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
-    const before = { ...counts };
-    Object.assign(counts, outcomes.countsThrough(before, outcomes.size, deleted));
-    const firstItem = itemsThrough - outcomes.size;
-    return (item) => outcomes.countsThrough(before, item - firstItem, deleted);
-  }
-
-  private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {
-    const perEntity = new Map<string, number>();
-    const pending: { entity: SourceEntity; index: number; text: string }[] = [];
-    for (const { entity } of changed) {
-      const pieces = chunkText(entity.text, entity.language);
-      const texts = pieces.length ? pieces : [entity.name];
-      texts.forEach((text, index) => pending.push({ entity, index, text }));
-      perEntity.set(entity.entityId, texts.length);
-    }
-    if (pending.length === 0) return { records: [], perEntity };
-    // The name and location give each chunk its context in the embedding.
-    const vectors = await this.deps.embedder.embed(
-      pending.map(({ entity, text }) => `${entity.name}\n${entity.breadcrumbs.map((b) => b.name).join(' / ')}\n${text}`),
-      run.signal,
-    );
-    const records: ChunkRecord[] = pending.map(({ entity, index, text }, i) => ({
-      chunkId: chunkIdOf(run.sourceConnectionId, entity.entityId, index),
-      sourceConnectionId: run.sourceConnectionId,
-      entityId: entity.entityId,
-      chunkIndex: index,
-      name: entity.name,
-      text,
-      vector: vectors[i]!,
-      entityType: entity.entityType,
-      sourceName: run.sourceName,
-      breadcrumbs: entity.breadcrumbs.map((b) => ({ entity_id: b.entityId, name: b.name, entity_type: b.entityType })),
-      createdAt: entity.createdAt,
-      updatedAt: entity.updatedAt,
-      webUrl: entity.webUrl,
-      // Files are downloadable where the source serves them; the raw data store keeps a copy for replays.
-      url: entity.file ? entity.webUrl : null,
-      syncId: run.syncId,
-      syncJobId: run.jobId,
-      rawSourceFields: entity.fields,
-      access: entity.access ?? { viewers: null, isPublic: null },
-    }));
-    return { records, perEntity };
-  }
-
-  private async writeChunks(run: PipelineRun, index: { written: boolean }, changed: ChangedEntity[], records: ChunkRecord[]): Promise<void> {
-    if (!this.vectorsEnabled(run.config) || changed.length === 0) return;
-    // Updated entities' old chunks go; new entities may have orphan chunks only after an interrupted run.
-    const stale = changed.filter((c) => !c.isNew || run.orphansPossible).map((c) => c.entity.entityId);
-    await this.deleteChunks(run, index, stale);
-    if (records.length) await this.deps.vectors.add(run.collectionId, records);
-    index.written = true;
-  }
-
-  private async deleteChunks(run: PipelineRun, index: { written: boolean }, entityIds: string[]): Promise<void> {
-    if (entityIds.length === 0 || !this.vectorsEnabled(run.config)) return;
-    await this.deps.vectors.deleteEntities(run.collectionId, run.sourceConnectionId, entityIds);
-    index.written = true;
   }
 }

@@ -110,7 +110,7 @@ export class PushBatchService implements PushedBatches {
   private async reconcile(connectionId: string | null): Promise<void> {
     const connection = this.orm.em.getConnection();
     const scope = `(?::uuid is null or b.source_connection_id = ?::uuid)`;
-    // The janitor fails the RUNNING jobs of dead workers with errorDetails.type WorkerLost (sync-worker.ts).
+    // The janitor fails the RUNNING jobs of dead workers with errorDetails.type WorkerLost (sync-upkeep.ts).
     await connection.execute(
       `update push_batches b set job_id = null from sync_jobs j
        where b.job_id = j.id and ${RETRYABLE} and ${scope}`,

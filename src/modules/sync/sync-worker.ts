@@ -1,14 +1,12 @@
-import { CredentialsRejectedError, SourceRateLimitedError, TemporarilyUnavailableError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
+import { CredentialsRejectedError, type ConnectorEnvironment, type SourceRun, type SyncContext } from '../../connectors/connector.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Orm } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { PubSub } from '../../platform/pubsub/pubsub.js';
 import type { JobQueue } from '../../platform/queue/queue.js';
 import type { SecretBox } from '../../platform/secrets/secrets.js';
-import { ConflictError } from '../../shared/errors.js';
 import { Collection } from '../collections/collection.entity.js';
 import { embeddingMismatch } from '../collections/collection.service.js';
-import { recordConnectionEvent } from '../connections/connection-events.js';
 import { SourceConnection } from '../connections/source-connection.entity.js';
 import type { SourceService } from '../sources/source.service.js';
 import type { SyncPipeline } from './pipeline.js';
@@ -19,25 +17,18 @@ import { CLEANUP_QUEUE, type CleanupRequest, Cleanups } from './cleanup.js';
 import { RunCheckpoints } from './checkpoints.js';
 import { runContext, type RunContextDependencies } from './run-context.js';
 import { OwedOptimizes } from './owed-optimizes.js';
-import { nextScheduledRun } from './schedule.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
+import { SyncFailures } from './sync-failures.js';
 import { type CountsAtCheckpoint, SyncJob } from './sync-job.entity.js';
 import { SkipTally, type SkippedRecord } from './skipped-items.js';
+import { SyncUpkeep, type SyncUpkeepOptions } from './sync-upkeep.js';
 import { jobCancelTopic, jobProgressTopic, SYNC_QUEUE, type SyncService } from './sync.service.js';
 import { jobView } from './sync-job.view.js';
 import type { BlobStore } from '../../platform/blobs/blob-store.js';
 
-export interface SyncWorkerOptions {
+export interface SyncWorkerOptions extends SyncUpkeepOptions {
   concurrency: number;
   heartbeatSeconds: number;
-  /** RUNNING jobs whose heartbeat is older than this are failed: their worker died. */
-  staleRunningSeconds: number;
-  /** CANCELLING jobs whose worker has not answered for this long are forced to CANCELLED (spec: 3 minutes). */
-  cancelTimeoutSeconds: number;
-  /** How often the janitor and the scheduler look. */
-  tickSeconds: number;
-  /** Least time between two scheduled runs of a connection, whatever its cron expression says. */
-  scheduleMinIntervalSeconds: number;
 }
 
 /**
@@ -50,11 +41,11 @@ export class SyncWorker {
   private readonly running = new Map<string, AbortController>();
   private readonly settling = new Set<Promise<void>>();
   private stopping = false;
-  private ticking: Promise<unknown> | null = null;
-  private timers: NodeJS.Timeout[] = [];
   private cancelSubscription: AsyncIterableIterator<{ jobId: string }> | null = null;
   private readonly cleanups: Cleanups;
   private readonly optimizes: OwedOptimizes;
+  private readonly failures: SyncFailures;
+  private readonly upkeep: SyncUpkeep;
 
   constructor(
     private readonly deps: {
@@ -81,6 +72,8 @@ export class SyncWorker {
   ) {
     this.cleanups = new Cleanups(deps);
     this.optimizes = new OwedOptimizes(deps);
+    this.failures = new SyncFailures(deps);
+    this.upkeep = new SyncUpkeep({ ...deps, cleanups: this.cleanups }, options, this.running);
   }
 
   async start(): Promise<void> {
@@ -98,46 +91,21 @@ export class SyncWorker {
     await this.queueWaiting();
     await this.cleanups.queuePending();
     await this.optimizes.startLeft();
-    const tick = () => {
-      if (this.ticking) return; // the previous look is still going
-      const lastTick = new Date(Date.now() - this.options.tickSeconds * 1000);
-      this.ticking = Promise.all([
-        this.janitor().catch((error) => this.deps.logger.error({ err: error }, 'sync janitor failed')),
-        this.queueWaiting(lastTick).catch((error) => this.deps.logger.error({ err: error }, 'sync reconciler failed')),
-        this.cleanups.queuePending(lastTick).catch((error) => this.deps.logger.error({ err: error }, 'cleanup reconciler failed')),
-        this.schedule().catch((error) => this.deps.logger.error({ err: error }, 'sync scheduler failed')),
-      ]).finally(() => {
-        this.ticking = null;
-      });
-    };
-    this.timers.push(setInterval(tick, this.options.tickSeconds * 1000));
-    tick();
+    this.upkeep.startTicking();
   }
 
   /** Stops taking work; running jobs stop at their next batch and go back to PENDING for the next worker. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
+    const looking = this.upkeep.stop();
     await this.cancelSubscription?.return?.();
     for (const controller of this.running.values()) controller.abort(new Error('Worker shutting down'));
-    await Promise.allSettled([...this.settling, this.ticking]);
+    await Promise.allSettled([...this.settling, looking]);
   }
 
-  /**
-   * The reconciler: the database, not the queue, says which jobs wait. Queues every job waiting to
-   * start (PENDING, or CANCELLING before any worker took it), created before `createdBefore` when
-   * given. A queue entry can be missing: an enqueue that failed, a Redis restarted without
-   * persistence, an in-process queue gone with its process. Queuing is by job id, so a job still
-   * queued or running is not queued twice, and a job delivered twice starts once (`runJob`).
-   */
+  /** See SyncUpkeep.queueWaiting. */
   async queueWaiting(createdBefore?: Date): Promise<void> {
-    const waiting = await this.deps.orm.em.fork().find(
-      SyncJob,
-      { $or: [{ status: 'PENDING' }, { status: 'CANCELLING', startedAt: null }], ...(createdBefore ? { createdAt: { $lt: createdBefore } } : {}) },
-      { fields: ['id'], orderBy: { createdAt: 'asc', id: 'asc' } },
-    );
-    for (const job of waiting) await this.deps.queue.add(SYNC_QUEUE, { jobId: job.id }, { id: job.id });
+    await this.upkeep.queueWaiting(createdBefore);
   }
 
   /** Runs one queued job. Safe to call twice for the same job: only a PENDING job starts. */
@@ -210,7 +178,7 @@ export class SyncWorker {
           },
           { type: 'sync.failed', extra: { error: message } },
         );
-        await this.afterFailure(started.sourceConnection.id, error);
+        await this.failures.afterFailure(started.sourceConnection.id, error);
       }
     } finally {
       clearInterval(heartbeat);
@@ -234,43 +202,6 @@ export class SyncWorker {
     await this.deps.sync.transition(jobId, ['RUNNING', 'CANCELLING'], 'CANCELLED', { completedAt: new Date(), ...counts }, { type: 'sync.cancelled' });
   }
 
-  /**
-   * A failure the source says will pass (rate limited, temporarily unavailable) runs the connection
-   * again after the wait it asked for (see `retryLater`). Refused credentials of an OAuth connection
-   * (its refresh was refused) tell the user to sign in again: `source_connection.auth_expired`.
-   */
-  private async afterFailure(connectionId: string, error: unknown): Promise<void> {
-    try {
-      if (error instanceof SourceRateLimitedError || error instanceof TemporarilyUnavailableError) {
-        await this.retryLater(connectionId, error.retryAfterSeconds ?? DEFAULT_RETRY_SECONDS);
-      } else if (error instanceof CredentialsRejectedError) {
-        await this.announceAuthExpired(connectionId);
-      }
-    } catch (failure) {
-      this.deps.logger.error({ err: failure, sourceConnectionId: connectionId }, 'could not act on a failed sync');
-    }
-  }
-
-  /**
-   * Makes the connection due again in `seconds` through its `next_run_at`, which the scheduler reads
-   * on every tick (see `schedule`): kept in the database, it survives restarts of every process. A
-   * scheduled connection whose next cron time comes first keeps it.
-   */
-  private async retryLater(connectionId: string, seconds: number): Promise<void> {
-    const retryAt = new Date(Date.now() + seconds * 1000);
-    const em = this.deps.orm.em.fork();
-    await em.nativeUpdate(SourceConnection, { id: connectionId, $or: [{ nextRunAt: null }, { nextRunAt: { $gt: retryAt } }] }, { nextRunAt: retryAt });
-    this.deps.logger.info({ sourceConnectionId: connectionId, retryAt }, 'sync failed for now: the connection runs again later');
-  }
-
-  private async announceAuthExpired(connectionId: string): Promise<void> {
-    const em = this.deps.orm.em.fork();
-    const connection = await em.findOne(SourceConnection, { id: connectionId }, { populate: ['collection'] });
-    if (!connection || connection.authMethod === 'direct') return;
-    const event = recordConnectionEvent(this.deps.events, em, 'source_connection.auth_expired', connection, connection.collection.readableId);
-    await em.flush();
-    await this.deps.events.publish({ ...event, subject: { id: connection.id } });
-  }
 
   /**
    * Loads the connection, decides full, incremental or resumed, and runs the pipeline, storing
@@ -365,44 +296,14 @@ export class SyncWorker {
     }
   }
 
-  /** Forces CANCELLED after the cancel timeout and fails RUNNING jobs whose worker stopped beating. */
+  /** See SyncUpkeep.janitor. */
   async janitor(now = new Date()): Promise<void> {
-    const em = this.deps.orm.em.fork();
-    const cancelBefore = new Date(now.getTime() - this.options.cancelTimeoutSeconds * 1000);
-    const staleBefore = new Date(now.getTime() - this.options.staleRunningSeconds * 1000);
-    const stuckCancelling = await em.find(SyncJob, { status: 'CANCELLING', cancelRequestedAt: { $lt: cancelBefore }, $or: [{ heartbeatAt: null }, { heartbeatAt: { $lt: cancelBefore } }] });
-    for (const job of stuckCancelling) {
-      if (this.running.has(job.id)) continue;
-      await this.deps.sync.transition(job.id, ['CANCELLING'], 'CANCELLED', { completedAt: now }, { type: 'sync.cancelled' });
-    }
-    const dead = await em.find(SyncJob, { status: 'RUNNING', heartbeatAt: { $lt: staleBefore } });
-    for (const job of dead) {
-      if (this.running.has(job.id)) continue;
-      const message = `The worker running this sync stopped responding (no heartbeat for ${this.options.staleRunningSeconds} s)`;
-      await this.deps.sync.transition(job.id, ['RUNNING'], 'FAILED', { completedAt: now, error: message, errorDetails: { type: 'WorkerLost' } }, { type: 'sync.failed', extra: { error: message } });
-    }
+    await this.upkeep.janitor(now);
   }
 
-  /**
-   * Starts the runs that are due: a cron time has come, or a retry asked for by a run that failed for
-   * now (`retryLater`, on connections with or without a schedule). A claim on next_run_at makes one
-   * process start each.
-   */
+  /** See SyncUpkeep.schedule. */
   async schedule(now = new Date()): Promise<void> {
-    const em = this.deps.orm.em.fork();
-    const due = await em.find(SourceConnection, { nextRunAt: { $lte: now } });
-    for (const connection of due) {
-      const next = connection.cron ? nextScheduledRun(connection.cron, connection.nextRunAt!, now, this.options.scheduleMinIntervalSeconds) : null;
-      const claimed = await em.nativeUpdate(SourceConnection, { id: connection.id, nextRunAt: connection.nextRunAt }, { nextRunAt: next });
-      if (claimed === 0) continue;
-      try {
-        await this.deps.sync.start(connection, { trigger: 'schedule', forceFullSync: false });
-      } catch (error) {
-        // One run at a time per connection: a run still going means this tick is skipped.
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
-    for (const starter of this.deps.starters ?? []) await starter.startDue(now);
+    await this.upkeep.schedule(now);
   }
 }
 
@@ -412,9 +313,6 @@ export class SyncWorker {
  * Checkpoints are stored at every committed batch all the same.
  */
 const PROGRESS_SAVE_MIN_INTERVAL_MS = 100;
-
-/** The wait before running again after a failure that will pass when the source did not say how long (5 minutes). */
-const DEFAULT_RETRY_SECONDS = 300;
 
 /** What a job's run reports to the job: what the source says (see SyncContext), the pipeline's progress, and the counts a resumed run continues from. */
 interface JobRun {

@@ -150,10 +150,11 @@ export class EntityStore {
     ];
   }
 
-  async delete(sourceConnectionId: string, entityIds: string[]): Promise<number> {
-    if (entityIds.length === 0) return 0;
-    const { affected } = await this.query('delete from entities where source_connection_id = $1 and entity_id = any($2::text[])', [sourceConnectionId, textArray(entityIds)]);
-    return affected;
+  /** Deletes the connection's entities of these ids; the ids of those it held (each once). */
+  async delete(sourceConnectionId: string, entityIds: string[]): Promise<string[]> {
+    if (entityIds.length === 0) return [];
+    const { rows } = await this.query<{ entity_id: string }>('delete from entities where source_connection_id = $1 and entity_id = any($2::text[]) returning entity_id', [sourceConnectionId, textArray(entityIds)]);
+    return rows.map((row) => row.entity_id);
   }
 
   /** Clears the content hashes of a collection's entities: the next sync of each connection treats every entity as changed. */

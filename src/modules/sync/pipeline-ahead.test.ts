@@ -26,8 +26,8 @@ class MemoryEntities {
     for (const row of rows) this.rows.set(row.entityId, row);
     this.upserted.push(rows[0]!.entityId);
   }
-  async delete(): Promise<number> {
-    return 0;
+  async delete(): Promise<string[]> {
+    return [];
   }
   async count(): Promise<number> {
     return this.rows.size;

@@ -88,7 +88,7 @@ export class BatchStages {
         ids.seenAllStored = false;
         deletionAt.push(outcomes.size);
         deletions.push(item.delete);
-        outcomes.add('deleted');
+        outcomes.addDeletion(item.delete);
       } else {
         const earlier = entityAt.get(item.entityId);
         if (earlier !== undefined) outcomes.set(earlier, 'superseded');
@@ -163,11 +163,11 @@ export class BatchStages {
         isNew,
       })),
     );
-    const deleted = await this.deps.entities.delete(run.sourceConnectionId, batch.deletions);
+    outcomes.settleDeletions(new Set(await this.deps.entities.delete(run.sourceConnectionId, batch.deletions)));
     const before = { ...counts };
-    Object.assign(counts, outcomes.countsThrough(before, outcomes.size, deleted));
+    Object.assign(counts, outcomes.countsThrough(before, outcomes.size));
     const firstItem = itemsThrough - outcomes.size;
-    return (item) => outcomes.countsThrough(before, item - firstItem, deleted);
+    return (item) => outcomes.countsThrough(before, item - firstItem);
   }
 
   private async embedChunks(run: PipelineRun, changed: ChangedEntity[]): Promise<{ records: ChunkRecord[]; perEntity: Map<string, number> }> {

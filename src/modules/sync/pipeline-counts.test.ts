@@ -18,8 +18,8 @@ describe('the counts as of each item of a batch', () => {
 
   beforeAll(async () => {
     pipeline = await pipelineOn(table, table.store, 4);
-    // Stored before: met unchanged below (skipped), then deleted.
-    await pipeline.run(runOn(table, '00000000-0000-4000-8000-0000000000d0', [stubEntity(3, settings)], false));
+    // Stored before: stub-3 met unchanged below (skipped), then deleted; stub-7 deleted in the last test.
+    await pipeline.run(runOn(table, '00000000-0000-4000-8000-0000000000d0', [stubEntity(3, settings), stubEntity(7, settings)], false));
   });
 
   test('every item counts where it comes: a superseded version nothing, a deletion of an entity not stored nothing', async () => {
@@ -62,6 +62,23 @@ describe('the counts as of each item of a batch', () => {
     expect(second![1]).toBeGreaterThan(second![0]!);
     expect(second![2]).toBe(counts.chunks);
     expect(pick(counts)).toEqual(through[1]!.counts[2]);
+  });
+
+  test('a deletion counts at its own item, when it removed a stored entity, and once', async () => {
+    const items: SourceItem[] = [{ delete: 'never-stored-either' }, { delete: 'stub-7' }, { delete: 'stub-7' }, stubEntity(8, settings)];
+    const through: ReturnType<typeof pick>[] = [];
+    const run = runOn(table, '00000000-0000-4000-8000-0000000000d3', items, false);
+    run.onProgress = async (_counts, committed, countsThrough) => {
+      for (let item = 1; item <= committed; item++) through.push(pick(countsThrough(item)));
+    };
+    const counts = await pipeline.run(run);
+    expect(through).toEqual([
+      { inserted: 0, updated: 0, deleted: 0, skipped: 0 },
+      { inserted: 0, updated: 0, deleted: 1, skipped: 0 },
+      { inserted: 0, updated: 0, deleted: 1, skipped: 0 },
+      { inserted: 1, updated: 0, deleted: 1, skipped: 0 },
+    ]);
+    expect(pick(counts)).toEqual(through[3]);
   });
 
   test('a run given counts to start from adds to them', async () => {

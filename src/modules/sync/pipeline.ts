@@ -191,7 +191,7 @@ export class SyncPipeline {
       if (deletions.length === 0) continue;
       await this.stages.deleteChunks(run, index, deletions);
       await raw.write([], deletions);
-      deleted += await this.deps.entities.delete(run.sourceConnectionId, deletions);
+      deleted += (await this.deps.entities.delete(run.sourceConnectionId, deletions)).length;
     }
     counts.deleted += deleted;
     return deleted;

@@ -13,21 +13,11 @@ import { createVectorIndex, lanceDbOptions } from './create-vector-index.js';
 import { LanceDbVectorIndex } from './lancedb/lancedb-index.js';
 import { makeChunk, vectorIndexContract } from './vector-index.contract.js';
 import type { FilterCondition, FilterGroup, FilterableField, FilterOperator, ScoredChunk } from './vector-index.js';
-import {
-  WeaviateVectorIndex,
-  chunkClassSchema,
-  connectionOptions,
-  effectiveStrategy,
-  insertSlices,
-  likePattern,
-  documentPageOfHits,
-  resultScore,
-  tenantName,
-  toChunk,
-  toObject,
-  weaviateFilter,
-  type WeaviateFilter,
-} from './weaviate-index.js';
+import { WeaviateVectorIndex, connectionOptions, insertSlices } from './weaviate-index.js';
+import { likePattern, weaviateFilter, type WeaviateFilter } from './weaviate/filters.js';
+import { toChunk, toObject } from './weaviate/objects.js';
+import { documentPageOfHits, effectiveStrategy, resultScore } from './weaviate/ranking.js';
+import { chunkClassSchema, tenantName } from './weaviate/schema.js';
 
 const DIMENSIONS = 16;
 const WEAVIATE_URL = process.env.WEAVIATE_URL;

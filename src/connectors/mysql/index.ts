@@ -1,8 +1,9 @@
 import mysql from 'mysql2/promise';
 import { z } from 'zod';
 import { CredentialsRejectedError, SourceUnreachableError, type Connector } from '../connector.js';
+import type { Column, ColumnKind, PageRequest, Row, SqlDialect, SqlSession, SqlTarget, SqlTimeouts, Table } from '../sql/sql-session.js';
 import { sqlConfigFields, type SqlConfig, type SqlCredentials, type SqlCursor } from '../sql/sql-settings.js';
-import { sqlConnectorBase, type Column, type ColumnKind, type PageRequest, type Row, type SqlDialect, type SqlSession, type SqlTarget, type SqlTimeouts, type Table } from '../sql/sql-source.js';
+import { sqlConnectorBase } from '../sql/sql-source.js';
 
 /**
  * `mysql` (MySQL and MariaDB): rows of tables as entities, like `postgresql` (see

@@ -1,22 +1,11 @@
 import pg from 'pg';
 import { z } from 'zod';
 import { CredentialsRejectedError, SourceConfigError, SourceUnreachableError, type Connector, type FederatedHit } from '../connector.js';
-import {
-  planTables,
-  rowEntity,
-  sqlConnectorBase,
-  withSession,
-  type Column,
-  type ColumnKind,
-  type PageRequest,
-  type Row,
-  type SqlDialect,
-  type SqlSession,
-  type SqlTarget,
-  type SqlTimeouts,
-  type Table,
-} from '../sql/sql-source.js';
+import { rowEntity } from '../sql/sql-rows.js';
+import { withSession, type Column, type ColumnKind, type PageRequest, type Row, type SqlDialect, type SqlSession, type SqlTarget, type SqlTimeouts, type Table } from '../sql/sql-session.js';
 import { sqlConfigFields, type SqlCredentials, type SqlCursor } from '../sql/sql-settings.js';
+import { sqlConnectorBase } from '../sql/sql-source.js';
+import { planTables } from '../sql/sql-tables.js';
 
 /**
  * `postgresql`: rows of a PostgreSQL database's tables as entities (see ../sql/sql-source.ts for

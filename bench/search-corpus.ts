@@ -10,6 +10,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { stubEntity } from '../src/connectors/stub/index.js';
+import { tokenize } from '../src/platform/embeddings/word-vector-core.js';
 import { seededRandom } from '../src/shared/seeded-random.js';
 import { type Api, waitForJob } from '../test/support/sync-helpers.js';
 
@@ -92,4 +94,19 @@ export async function pushZipfCorpus(call: Api, readableCollectionId: string, co
   const job = await waitForJob(call, connection.id, jobId, ['COMPLETED', 'FAILED', 'CANCELLED'], 3_600_000);
   if (job.status !== 'COMPLETED') throw new Error(`the last push batch's job ended ${job.status}: ${job.error}`);
   return connection.id;
+}
+
+/** The text of entity `i` of a dataset built from `config` (the stub's settings, and `vocabulary: 'zipf'` for the Zipf corpus). */
+export function datasetTextOf(config: Record<string, unknown>): (i: number) => string {
+  return config.vocabulary === 'zipf' ? (i) => zipfEntity(i).text : (i) => stubEntity(i, config as never).text;
+}
+
+/** Deterministic, varied queries over a dataset of `entityCount` entities: 2–4 words of some entity's text; every fourth also names an entity ("document 4821"). */
+export function searchQueries(count: number, entityCount: number, textOf: (i: number) => string): string[] {
+  return Array.from({ length: count }, (_, q) => {
+    const i = (q * 7919) % entityCount;
+    const words = tokenize(textOf(i)).filter((word) => !/^\d+$/.test(word) && word !== 'document');
+    const picked = Array.from({ length: 2 + (q % 3) }, (_, k) => words[(q * 31 + k * 17) % words.length]!);
+    return q % 4 === 0 ? `document ${i} ${picked[0]}` : picked.join(' ');
+  });
 }

@@ -50,8 +50,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { stubEntity } from '../src/connectors/stub/index.js';
-import { tokenize } from '../src/platform/embeddings/word-vector-core.js';
 import { CURRENT_LAYOUT } from '../src/platform/vectors/lancedb/arrow.js';
 import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-index.js';
 import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenance.js';
@@ -59,7 +57,7 @@ import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vect
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, type Api, syncStub } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
-import { pushZipfCorpus, zipfEntity } from './search-corpus.js';
+import { datasetTextOf, pushZipfCorpus, searchQueries } from './search-corpus.js';
 import { envOption } from './env-option.js';
 import { percentile, timeConcurrently } from './stats.js';
 
@@ -91,8 +89,6 @@ const datasetConfig: Record<string, unknown> = {
   ...(zipf ? { vocabulary: 'zipf' } : {}),
   ...(Object.keys(serverEnv).length > 0 ? { env: serverEnv } : {}),
 };
-/** The text of entity `i` of the dataset. */
-const textOf = (i: number) => (zipf ? zipfEntity(i).text : stubEntity(i, config as never).text);
 const READABLE_ID = 'bench-search';
 
 /** What a prepared data directory holds, written once its ingest completed. */
@@ -105,16 +101,6 @@ interface Prepared {
   chunks: number;
   buildSeconds: number;
   builtAt: string;
-}
-
-/** Deterministic, varied queries: 2–4 words of some entity's text; every fourth also names an entity ("document 4821"). */
-function makeQueries(count: number): string[] {
-  return Array.from({ length: count }, (_, q) => {
-    const i = (q * 7919) % entityCount;
-    const words = tokenize(textOf(i)).filter((word) => !/^\d+$/.test(word) && word !== 'document');
-    const picked = Array.from({ length: 2 + (q % 3) }, (_, k) => words[(q * 31 + k * 17) % words.length]!);
-    return q % 4 === 0 ? `document ${i} ${picked[0]}` : picked.join(' ');
-  });
 }
 
 const ms = (value: number) => `${value.toFixed(1)} ms`;
@@ -279,7 +265,7 @@ try {
   const stats = index instanceof LanceDbVectorIndex ? await index.stats(collectionId) : null;
   const memoryAfterBuild = process.memoryUsage();
 
-  const queries = makeQueries(Number(values.queries));
+  const queries = searchQueries(Number(values.queries), entityCount, datasetTextOf(datasetConfig));
   const search = async (query: string) => {
     const response = await call('POST', `/collections/${READABLE_ID}/search/instant`, { query, retrieval_strategy: 'hybrid', limit });
     if (response.status !== 200 || response.body.results.length === 0) throw new Error(`search "${query}" answered ${response.status} with ${JSON.stringify(response.body).slice(0, 200)}`);

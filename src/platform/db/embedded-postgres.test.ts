@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../logger.js';
 import { ormOptions } from './database.js';
-import { openEmbeddedPostgres } from './embedded-postgres.js';
+import { DataDirectoryInUseError, openEmbeddedPostgres } from './embedded-postgres.js';
 
 const logger = createLogger('silent');
 const directories: string[] = [];
@@ -52,9 +52,13 @@ test('the embedded database is served on a Unix socket in the data directory (it
     } finally {
       await orm.close(true);
     }
-    // An operator command joins through the recorded socket.
+    // An operator command joins through the recorded socket; a second server on the directory is refused,
+    // in this process too (its lock names this pid, as a stale lock of an earlier run under the same pid would).
     const joined = await openEmbeddedPostgres({ dataDir, logger, join: true });
     expect(joined.url).toBe(embedded.url);
+    await joined.close();
+    await expect(openEmbeddedPostgres({ dataDir, logger, join: false })).rejects.toThrow(DataDirectoryInUseError);
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
   } finally {
     await embedded.close();
   }

@@ -47,8 +47,15 @@ const PGLITE_DIRECTORY = 'pglite';
  */
 const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'wal_buffers=4MB'];
 
-/** Thrown when a server role finds the data directory in use by another process. */
+/** Thrown when a server role finds the data directory in use by another process (or already by this one). */
 export class DataDirectoryInUseError extends Error {}
+
+/**
+ * The data directories this process serves, by resolved path, and their URLs. A lock naming this
+ * process's pid is otherwise taken for a stale one (a container's server is pid 1 at every start), so
+ * without this a second open in the same process would start a second PGlite on the same files.
+ */
+const servedHere = new Map<string, string>();
 
 /** Whether an embedded database was ever created under `dataDir` (a running server's included). */
 export function embeddedDatabaseExists(dataDir: string): boolean {
@@ -61,6 +68,11 @@ export function embeddedDatabaseExists(dataDir: string): boolean {
  */
 export async function openEmbeddedPostgres(options: { dataDir: string; logger: Logger; join: boolean; templateFile?: string }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
+  const served = servedHere.get(path.resolve(dataDir));
+  if (served !== undefined) {
+    if (!options.join) throw new DataDirectoryInUseError(`This process is already running Catchment on ${dataDir}`);
+    return { url: served, close: async () => {} };
+  }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockFile = path.join(dataDir, 'pglite.json');
   const deadline = Date.now() + STARTUP_WAIT_MS;
@@ -92,10 +104,12 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
     await server.start();
     const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
     writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
+    servedHere.set(path.resolve(dataDir), url);
     logger.info({ socket }, 'embedded database ready');
     return {
       url,
       close: async () => {
+        servedHere.delete(path.resolve(dataDir));
         await server.stop();
         await db.close();
         socketDirectory.remove();

@@ -16,8 +16,9 @@ RUN mkdir -p web/dist && npm run --if-present web:build && npm run build
 # MALLOC_ARENA_MAX: two glibc malloc arenas instead of eight per core; MALLOC_MMAP_THRESHOLD_: blocks from
 # 128 KiB up in pages of their own, handed back when freed (bin/catchment.js sets both too when unset; here
 # they also hold for a process started another way); NODE_OPTIONS caps V8's young generation at 4 MiB per
-# semi-space and the command lets the old generation grow by half between collections, as bin/catchment.js
-# does when they are unset (Node refuses --heap-growing-percent in NODE_OPTIONS).
+# semi-space and the command lets the old generation grow by half between collections and keeps WebAssembly
+# (the embedded database) on V8's baseline compiler, as bin/catchment.js does when they are unset (Node
+# refuses --heap-growing-percent and --liftoff-only in NODE_OPTIONS).
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -44,4 +45,4 @@ VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --retries=10 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--heap-growing-percent=50", "bin/catchment.js", "start"]
+CMD ["node", "--heap-growing-percent=50", "--liftoff-only", "bin/catchment.js", "start"]

@@ -21,8 +21,8 @@ import { buildIsCurrent } from './build-inputs.js';
 const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
 /**
- * V8 heap settings, each unless the operator gave it (on the command line, or in NODE_OPTIONS where
- * Node allows it). V8 reads them when it starts, so they join the same restart.
+ * V8 settings, each unless the operator gave it (on the command line, or in NODE_OPTIONS where Node
+ * allows it). V8 reads them when it starts, so they join the same restart.
  * - --max-semi-space-size=4: the young generation capped at 4 MiB per semi-space: a sync's short-lived
  *   objects otherwise grew it to tens of MiB that stay committed. Peak of a 100,000-entity sync while
  *   searching 759-761 MiB against 841-880, at the same rate (bench:memory).
@@ -32,13 +32,22 @@ const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.e
  *   against 722-768 (bench:memory, 4 and 6 runs, one sitting), for ~7 % of the sync's rate and ~10 % more
  *   CPU an entity; at 75: 687-710 MiB at the same rate, at 100: 706-712 (README, Memory benchmark).
  *   Node refuses this one in NODE_OPTIONS: it goes on the command line (`node --heap-growing-percent=…`).
+ * - --liftoff-only: WebAssembly (PGlite, the embedded database) stays on V8's baseline compiler. Its
+ *   optimizing compiler, given one of PGlite's functions (105 KB of code, hot from the first queries),
+ *   takes ~335 ms and ~576 MiB for it: every start peaked at 795-833 MiB for a moment, against 385 with
+ *   this (bench:memory), and the peak of a 100,000-entity sync while searching was 682 against 641 MiB,
+ *   at the same rate; PGlite's own work runs slower (an unchanged re-sync ~20 % slower in bench:sync, a
+ *   full sync ~8 %). A boolean, also refused in NODE_OPTIONS: `node --no-liftoff-only bin/catchment.js …`
+ *   turns it off.
  */
-const V8_DEFAULTS = { '--max-semi-space-size': '4', '--heap-growing-percent': '50' };
-// By name, as V8 reads it: `--max_semi_space_size=16` names the same option.
-const givenOptions = new Set([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((option) => option.split('=')[0].replaceAll('_', '-')));
+const V8_DEFAULTS = { '--max-semi-space-size': '4', '--heap-growing-percent': '50', '--liftoff-only': null };
+// By name, as V8 reads it: `--max_semi_space_size=16` names the same option, and `--no-liftoff-only` the boolean's.
+const givenOptions = new Set(
+  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((option) => option.split('=')[0].replaceAll('_', '-').replace(/^--no-/, '--')),
+);
 const v8Unset = Object.entries(V8_DEFAULTS)
   .filter(([option]) => !givenOptions.has(option))
-  .map(([option, value]) => `${option}=${value}`);
+  .map(([option, value]) => (value === null ? option : `${option}=${value}`));
 if (process.platform === 'linux' && mallocUnset.length + v8Unset.length > 0 && typeof process.execve === 'function') {
   process.execve(process.execPath, [process.execPath, ...v8Unset, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(mallocUnset) });
 }

@@ -1,15 +1,11 @@
 import { beforeAll, expect, test } from '@jest/globals';
 import { ValidationError } from '../../../shared/errors.js';
-import type { FilterCondition, FilterGroup, VectorIndex } from '../vector-index.js';
+import type { FilterCondition, FilterGroup } from '../vector-index.js';
 import { type ContractSuite, ids, sorted, where } from './suite.js';
 
 /** Every filter field and operator, groups and conditions combined, and the filters refused. */
 export function filtersContract(suite: ContractSuite): void {
   const { collection, chunk, all } = suite;
-  let index: VectorIndex;
-  beforeAll(() => {
-    index = suite.index;
-  });
 
   let id: string;
   // c1, c2: two chunks of entity e-1; c3: e-2; c4: a quoted id on another connection; c5: e-4.
@@ -95,7 +91,7 @@ export function filtersContract(suite: ContractSuite): void {
 
   beforeAll(async () => {
     id = collection();
-    await index.add(id, fixtures());
+    await suite.index.add(id, fixtures());
   });
 
   const cases: [FilterCondition['field'], FilterCondition['operator'], FilterCondition['value'], string[]][] = [
@@ -187,7 +183,7 @@ export function filtersContract(suite: ContractSuite): void {
   test.each(cases)('%s %s %j', async (field, operator, value, expected) => {
     const filter = where({ field, operator, value } as FilterCondition);
     expect(sorted(ids(await all(id, { filter })))).toEqual(sorted(expected));
-    expect(await index.count(id, filter)).toBe(expected.length);
+    expect(await suite.index.count(id, filter)).toBe(expected.length);
   });
 
   test('conditions in a group are ANDed, groups are ORed, an empty filter matches everything', async () => {
@@ -198,10 +194,10 @@ export function filtersContract(suite: ContractSuite): void {
     expect(sorted(ids(await all(id, { filter: and })))).toEqual(sorted([C1, C3]));
     const or: FilterGroup[] = [...and, ...where({ field: 'name', operator: 'equals', value: 'Roadmap' })];
     expect(sorted(ids(await all(id, { filter: or })))).toEqual(sorted([C1, C3, C5]));
-    expect(await index.count(id, or)).toBe(3);
-    expect(await index.count(id, [])).toBe(5);
-    expect(await index.count(id, [{ conditions: [] }])).toBe(5);
-    expect(await index.count(id, [{ conditions: [] }, ...where({ field: 'entity_id', operator: 'equals', value: 'none' })])).toBe(5);
+    expect(await suite.index.count(id, or)).toBe(3);
+    expect(await suite.index.count(id, [])).toBe(5);
+    expect(await suite.index.count(id, [{ conditions: [] }])).toBe(5);
+    expect(await suite.index.count(id, [{ conditions: [] }, ...where({ field: 'entity_id', operator: 'equals', value: 'none' })])).toBe(5);
   });
 
   const invalid: [string, FilterCondition, string][] = [
@@ -226,7 +222,7 @@ export function filtersContract(suite: ContractSuite): void {
   test.each(invalid)('rejects %s as a ValidationError with its location', async (_label, condition, key) => {
     const filter: FilterGroup[] = [...where({ field: 'entity_id', operator: 'equals', value: 'e-1' }), { conditions: [{ field: 'name', operator: 'equals', value: 'ok' }, condition] }];
     const expectation = { loc: ['filter', 1, 'conditions', 1, key] };
-    for (const attempt of [() => index.count(id, filter), () => all(id, { filter }), () => index.search(id, { strategy: 'keyword', text: 'report', filter, limit: 5, offset: 0 })]) {
+    for (const attempt of [() => suite.index.count(id, filter), () => all(id, { filter }), () => suite.index.search(id, { strategy: 'keyword', text: 'report', filter, limit: 5, offset: 0 })]) {
       const error = await attempt().then(
         () => null,
         (caught: unknown) => caught,

@@ -76,9 +76,8 @@ export class BatchStages {
     const entities: SourceEntity[] = [];
     const deletions: string[] = [];
     const outcomes = new BatchOutcomes();
-    /** Where in the batch each entity (the last of an id) and each deletion came. */
+    /** Where in the batch each entity (the last of an id) came. */
     const entityAt = new Map<string, number>();
-    const deletionAt: number[] = [];
     for (const item of items) {
       if ('keep' in item) {
         ids.seen.add(item.keep);
@@ -86,7 +85,6 @@ export class BatchStages {
         outcomes.add('skipped');
       } else if ('delete' in item) {
         ids.seenAllStored = false;
-        deletionAt.push(outcomes.size);
         deletions.push(item.delete);
         outcomes.addDeletion(item.delete);
       } else {
@@ -111,9 +109,7 @@ export class BatchStages {
       if (previous !== hash || run.config.behavior.skipHashComparison) changed.push({ entity, hash, content, isNew: previous === undefined });
     }
     // A deletion of an id the batch also yields is not one: the entity wins.
-    deletions.forEach((id, index) => {
-      if (latest.has(id)) outcomes.set(deletionAt[index]!, 'superseded');
-    });
+    outcomes.supersedeDeletions(latest);
     const deleting = deletions.filter((id) => !latest.has(id));
     for (const id of deleting) ids.deleted.add(id);
     await guardrail.check(ids.seen.size, latest.size - known.size, deleting);

@@ -45,6 +45,11 @@ export class BatchOutcomes {
     this.chunks[index] = chunks;
   }
 
+  /** Marks `superseded` each deletion of an id the batch also yields (the entity wins). */
+  supersedeDeletions(yielded: ReadonlyMap<string, unknown>): void {
+    for (const [index, entityId] of this.deletionIds) if (yielded.has(entityId)) this.outcomes[index] = 'superseded';
+  }
+
   /**
    * Given the ids the database removed, each deletion item counts where it came: the first of an id
    * removed is `deleted`, any other (an id not stored, or deleted again) `absent`.

@@ -396,11 +396,12 @@ describe('LanceDbVectorIndex', () => {
       table.takeRowIds = (rowIds) => {
         const taking = take(rowIds);
         if (++takes === 1) {
-          // A page read goes batch by batch (queryRows stops at its row ids' count), not through toArrow().
-          const read = taking[Symbol.asyncIterator].bind(taking);
-          taking[Symbol.asyncIterator] = async function* () {
+          // A page read goes through the query's native stream (queryRows), not through toArrow().
+          const native = taking as unknown as { nativeExecute: () => Promise<unknown> };
+          const execute = native.nativeExecute.bind(taking);
+          native.nativeExecute = async () => {
             await writer.optimize(id);
-            yield* { [Symbol.asyncIterator]: read };
+            return execute();
           };
         }
         return taking;

@@ -1,8 +1,9 @@
 import type * as lancedb from '@lancedb/lancedb';
-import { DataType, Precision, type Table as ArrowTable, type Vector as ArrowVector } from 'apache-arrow';
+import { DataType, Precision, type Table as ArrowTable, tableFromIPC, type Vector as ArrowVector } from 'apache-arrow';
 import { entityOfChunkId, type ScoredChunk } from '../vector-index.js';
 import { DETAILS_COLUMN, KEYWORDS_COLUMN, textOfKeywords } from './arrow.js';
 import { chunkOfDetails, dateOfEpochMillis } from './chunk-details.js';
+import { type DecodedBatch, decodeIpcBatch } from './ipc-batch.js';
 
 /** A row of a query's result: the columns it selected (and `_rowid`, `_distance`, `_score` when asked). */
 export type Row = Record<string, unknown>;
@@ -11,50 +12,62 @@ export type Row = Record<string, unknown>;
  * A query's result as plain objects, built column by column. LanceDB's own `toArray()` gives Arrow
  * row proxies, whose every property read walks Arrow's visitors, and rankings read a candidate's id
  * and score many times (sorting, fusion): main-thread CPU profile of 600 hybrid searches at 100,000
- * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after. Columns
- * without nulls are read without Arrow's per-value visitors too (`columnValues`).
+ * chunks, about 1.3 ms per search in proxy reads before, 0.65 ms in this function after. Each batch
+ * is read by `decodeIpcBatch` (apache-arrow only for what that does not read: its `tableFromIPC`
+ * cost ~0.1–0.3 ms of the main thread per batch against ~0.01), and columns without nulls without
+ * Arrow's per-value visitors (`columnValues`).
+ *
+ * `expectedRows`, for a query that cannot return more (a search's limit, a take's row ids): batches
+ * are read until they hold that many. Reading the native stream to its end costs one more call across
+ * to LanceDB's threads and back, after the last batch, for each of a search's three queries
+ * (bench:search's 100,000 chunks, a hybrid search, interleaved in one process on a loaded 2-core host:
+ * p50 −0.3 ms, CPU −0.5 ms; results identical).
  */
-export async function queryRows(query: RowQuery, expectedRows?: number): Promise<Row[]> {
-  const results = expectedRows === undefined ? [await query.toArrow()] : await leadingBatches(query, expectedRows);
+export async function queryRows(query: LanceQuery, expectedRows = Number.POSITIVE_INFINITY): Promise<Row[]> {
+  const batches = await nativeBatches(query);
   const rows: Row[] = [];
-  for (const result of results) {
-    const start = rows.length;
-    for (let i = 0; i < result.numRows; i++) rows.push({});
-    for (const field of result.schema.fields) {
-      const column = result.getChild(field.name)!;
-      const values = columnValues(column);
-      if (values) {
-        for (let i = 0; i < result.numRows; i++) rows[start + i]![field.name] = values[i];
-      } else {
-        let i = start;
-        for (const value of column) rows[i++]![field.name] = value;
-      }
-    }
+  for (let buffer = await batches.next(); buffer; buffer = rows.length >= expectedRows ? null : await batches.next()) {
+    const decoded = decodeIpcBatch(buffer);
+    if (decoded) addDecodedRows(rows, decoded);
+    else addArrowRows(rows, tableFromIPC(buffer));
   }
   return rows;
 }
 
-/** What queryRows reads of a result: a whole table (toArrow) or its record batches. */
-type Batch = Pick<ArrowTable, 'numRows' | 'schema' | 'getChild'>;
-/** A LanceDB query (search, take): read whole, or batch by batch. */
-type RowQuery = { toArrow(): Promise<ArrowTable> } & AsyncIterable<Batch>;
+/** The LanceDB queries queryRows reads: searches, scans and takes. */
+type LanceQuery = lancedb.Query | lancedb.VectorQuery | lancedb.TakeQuery;
 
 /**
- * A query's batches until they hold `expectedRows` rows (all of them when it has fewer): for a query
- * that cannot return more (a search's limit, a take's row ids). toArrow() reads the native stream to
- * its end, and its end is one more call across to LanceDB's threads and back, after the last batch,
- * for each of a search's three queries. bench:search's 100,000 chunks, a hybrid search, interleaved
- * in one process on a loaded 2-core host: p50 −0.3 ms, CPU −0.5 ms. Results identical.
+ * A query's native stream of batches, each an Arrow IPC file: what LanceDB's own iterators read
+ * (`QueryBase.nativeExecute`, public at run time, hidden in its typings).
  */
-async function leadingBatches(query: RowQuery, expectedRows: number): Promise<Batch[]> {
-  const batches: Batch[] = [];
-  let rows = 0;
-  for await (const batch of query) {
-    batches.push(batch);
-    rows += batch.numRows;
-    if (rows >= expectedRows) break;
+function nativeBatches(query: LanceQuery): Promise<{ next(): Promise<Buffer | null> }> {
+  const executable = query as unknown as { nativeExecute?: () => Promise<{ next(): Promise<Buffer | null> }> };
+  if (typeof executable.nativeExecute !== 'function') throw new Error('This LanceDB version has no QueryBase.nativeExecute: queryRows needs it');
+  return executable.nativeExecute();
+}
+
+/** Appends the rows of a batch decodeIpcBatch read. */
+function addDecodedRows(rows: Row[], batch: DecodedBatch): void {
+  const start = rows.length;
+  for (let i = 0; i < batch.numRows; i++) rows.push({});
+  for (const [name, values] of batch.columns) for (let i = 0; i < batch.numRows; i++) rows[start + i]![name] = values[i];
+}
+
+/** Appends the rows of a batch apache-arrow read. */
+function addArrowRows(rows: Row[], batch: ArrowTable): void {
+  const start = rows.length;
+  for (let i = 0; i < batch.numRows; i++) rows.push({});
+  for (const field of batch.schema.fields) {
+    const column = batch.getChild(field.name)!;
+    const values = columnValues(column);
+    if (values) {
+      for (let i = 0; i < batch.numRows; i++) rows[start + i]![field.name] = values[i];
+    } else {
+      let i = start;
+      for (const value of column) rows[i++]![field.name] = value;
+    }
   }
-  return batches;
 }
 
 /**

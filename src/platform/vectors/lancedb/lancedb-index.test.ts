@@ -552,8 +552,8 @@ describe('LanceDbVectorIndex', () => {
     expect(vectorIndexPartitions(listed('vector_ivf256'))).toBe(256);
     expect(vectorIndexPartitions(listed('vector_idx'))).toBe(64);
     expect(vectorIndexPartitions([{ name: 'text_idx', columns: ['text'] }] as lancedb.IndexConfig[])).toBeNull();
-    // Probes: 48 of 64, then growing as the square root of the partitions.
-    expect([1, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 16, 48, 68, 96, 192]);
+    // Probes: 48 of 64, then growing as the partitions to the power 0.875; never more than there are.
+    expect([1, 4, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 4, 14, 48, 88, 161, 543]);
   });
 
   test('a table grown several-fold since its IVF index was trained gets one with more partitions at a compaction, and other handles search it', async () => {

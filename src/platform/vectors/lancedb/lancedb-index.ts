@@ -182,11 +182,12 @@ export class LanceDbVectorIndex implements VectorIndex {
   /**
    * IVF partitions a semantic search of the table probes with this filter; null for an exact scan (see
    * RankingContext.ivfProbes). Each shard of a collection in several probes by its own index: four
-   * shards of 250,000 rows read ~1.4× the rows one table of 1,000,000 does (4 × 68 of 128 partitions
-   * against 96 of 256). Probing only the share one table would (48 of 128 each) was measured and not
-   * kept: bench:search's 1,000,000 stub chunks, 100 queries, same dataset, one sitting: raw p50 84 ms
-   * against 121, but recall of the exact scan 0.987 hybrid, 0.992 semantic against 0.995, 0.998 (a
-   * shard's fewer partitions each hold farther neighbours, so the same share finds fewer).
+   * shards of 250,000 rows read ~1.4× the rows one table of 1,000,000 does (4 × 88 of 128 partitions
+   * against 161 of 256). Probing only the share one table would was measured and not kept (then 48
+   * of 128 a shard against the square-root rule's 68, see ivfProbesFor): bench:search's 1,000,000 stub
+   * chunks, 100 queries, same dataset, one sitting: raw p50 84 ms against 121, but recall of the exact
+   * scan 0.987 hybrid, 0.992 semantic against 0.995, 0.998 (a shard's fewer partitions each hold
+   * farther neighbours, so the same share finds fewer).
    */
   private async probesOf(table: lancedb.Table, version: number, where: string | null): Promise<number | null> {
     const name = this.tables.nameOf(table);

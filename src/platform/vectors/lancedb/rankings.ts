@@ -9,25 +9,23 @@ import { queryRows, type Row } from './rows.js';
 
 /**
  * IVF partitions a query probes of an index of `partitions` (see ivfPartitionsFor in maintenance.ts):
- * 48 of 64, and beyond 64 as the square root of the partitions (68 of 128, 96 of 256).
+ * 48 of 64, and beyond as the partitions to the power 0.875 (88 of 128, 161 of 256): a share that
+ * falls slowly (75 %, 69 %, 63 %) as each partition holds nearer neighbours.
  *
- * 48 of 64, for text that is not the stub's: bench:search's 100,000 chunks of Zipf-vocabulary text
- * (`--vocabulary zipf`), 300 queries, the same build: 40 probes 0.987 hybrid and semantic, 48 probes
- * 0.995; CPU a query: hybrid ~+8 % at 48 (a reviewer's A/B, semantic within noise), and after a
- * 1,000,000-entity sync (96 of 256 against 80) search p50 140-154 ms against 110. 40 of 64 before: recall of
- * the exact scan (all partitions) in the top 10 documents, bench:search's 100,000 chunks, 300 queries:
- * 24 probes 0.985 hybrid (0.986 semantic), 32 probes 0.993 (0.992), 16 probes 0.960; another build of
- * the same chunks gave 0.989 hybrid at 32 probes, 0.996 at 40. The hybrid ranking follows the semantic
- * one's misses closely.
- *
- * Beyond: 1,000,000 stub chunks, index retrained at 820,000 rows with 256 partitions, 60 queries,
- * recall@10 of the semantic ranking and CPU per query with a 512 MiB index cache (128 MiB):
- * 40 probes 0.980, 15 ms (63); 64 probes 0.993, 24 ms (100); 96 probes 0.998, 32 ms (165); 160 (the
- * same share as 40 of 64) 1.000, 46 ms (258). More partitions each hold nearer neighbours, so a
- * smaller share keeps the recall, and the rows read grow as √ of the table, not with it.
+ * Chosen to keep recall of the exact scan (all partitions) in the top 10 documents at 0.99 or more on
+ * the harder of bench:search's corpora, its Zipf-vocabulary text (`--vocabulary zipf`), which needs
+ * more probes than the stub's at every size; `npm run bench:probes` sweeps them. At 128 partitions
+ * (a shard of 250,000 chunks, Zipf, 600 queries, semantic / hybrid): 68 probes, the square root rule
+ * before, 0.981 / 0.986; 76 0.987 / 0.991; 80 0.990 / 0.992; 84 0.992 / 0.994; 88 0.994 / 0.995. A
+ * collection of 1,000,000 Zipf chunks in four such shards, 100 queries: 68 0.979 / 0.987 (hybrid p50
+ * 184 ms), 80 0.991 / 0.993 (215 ms), 96 0.998 / 0.997 (260 ms); its stub chunks kept 0.99 from 56.
+ * At 64 partitions, 100,000 Zipf chunks, 300 queries: 40 probes 0.987, 48 0.995 (stub: 0.999). 256
+ * partitions (one table past ~820,000 rows: a shard never is at the default shard size) are measured
+ * on the stub alone: 64 probes 0.993 semantic, 96 0.998, 160 1.000 (CPU a query 24, 32, 46 ms); the
+ * Zipf text's share there follows the trend above.
  */
 export function ivfProbesFor(partitions: number): number {
-  return Math.min(partitions, Math.round(48 * Math.sqrt(partitions / 64)));
+  return Math.min(partitions, Math.round(48 * (partitions / 64) ** 0.875));
 }
 
 /**

@@ -49,6 +49,24 @@ describe('built-in word-vector embedder', () => {
     for (const vector of batch.slice(1)) expect(Math.abs(cosine(vector!, vector!) - 1)).toBeLessThan(1e-4);
   });
 
+  test('a query is embedded on the calling thread, a large batch on the worker thread: the same vectors either way', async () => {
+    await embedder.embed(['load the model']);
+    const { pool } = await (embedder as unknown as { loading: Promise<{ pool: { run: (...args: unknown[]) => Promise<unknown> } }> }).loading;
+    const handedOver: number[] = [];
+    const run = pool.run.bind(pool);
+    pool.run = (texts, ...rest) => {
+      handedOver.push((texts as string[]).length);
+      return run(texts, ...rest);
+    };
+    const query = 'clinical trials of kinase inhibitors';
+    const [alone] = await embedder.embed([query]);
+    expect(handedOver).toEqual([]);
+    const documents = Array.from({ length: 200 }, (_, i) => `document ${i} about clinical trials and revenue`);
+    const batch = await embedder.embed([query, ...documents]);
+    expect(handedOver).toEqual([201]);
+    expect(Array.from(batch[0]!)).toEqual(Array.from(alone!));
+  });
+
   test('an aborted signal stops embedding', async () => {
     const controller = new AbortController();
     controller.abort(new Error('stop'));

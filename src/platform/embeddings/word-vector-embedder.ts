@@ -14,8 +14,9 @@ export interface WordVectorEmbedderOptions {
   logger?: Logger;
   /**
    * Worker threads that embed (they share the matrix through a SharedArrayBuffer). Default 1: the
-   * embedding then runs beside the caller's thread instead of on it. 0 embeds on the calling thread,
-   * yielding to the event loop between batches.
+   * embedding then runs beside the caller's thread instead of on it, but for a few texts of a few
+   * thousand characters (CALLING_THREAD_MAX_CHARS), cheaper to embed than to hand over. 0 embeds on the
+   * calling thread, yielding to the event loop between batches.
    */
   threads?: number;
   /** Batch size in characters of text (default 64 Ki); the signal is checked between batches. */
@@ -27,6 +28,14 @@ export interface WordVectorEmbedderOptions {
 }
 
 const DEFAULT_BATCH_CHARS = 64 * 1024;
+/**
+ * Texts of at most this many characters in all (a search's query) are embedded on the calling
+ * thread, the worker threads kept for the rest: there a query takes 2–7 µs (4,096 characters ~0.1 ms),
+ * where the round trip to a worker took 0.04–0.06 ms in an idle process and a p50 of 0.37–0.61 ms in
+ * a server answering searches (bench:search's 100,000 chunks through REST, one client, a 2-core host:
+ * the worker and the main thread each wait to be woken).
+ */
+const CALLING_THREAD_MAX_CHARS = 4096;
 const MAX_BATCH_TEXTS = 1024;
 const WORKER_START_TIMEOUT_MS = 60_000;
 
@@ -115,7 +124,7 @@ export class WordVectorEmbedder implements Embedder {
         vectors[i] = block.subarray(offset, offset + this.dimensions);
       }
     };
-    if (pool?.alive) await this.embedOnPool(pool, layout, texts, batches, place, signal);
+    if (pool?.alive && !fitsCallingThread(texts)) await this.embedOnPool(pool, layout, texts, batches, place, signal);
     else await this.embedInline(layout, texts, batches, place, signal);
     return vectors;
   }
@@ -168,7 +177,7 @@ export class WordVectorEmbedder implements Embedder {
     });
   }
 
-  /** Without threads, or when a worker dies: its batches are redone here (embedding is pure, so that is safe). */
+  /** Small texts, no threads, or a worker that died (its batches are redone here: embedding is pure, so that is safe). */
   private inlineModel(layout: ModelLayout): WordVectorModel {
     return (this.inline ??= new WordVectorModel(layout));
   }
@@ -185,6 +194,13 @@ export class WordVectorEmbedder implements Embedder {
 interface Batch {
   start: number;
   end: number;
+}
+
+/** Whether the texts are small enough to embed on the calling thread (CALLING_THREAD_MAX_CHARS). */
+function fitsCallingThread(texts: string[]): boolean {
+  let chars = 0;
+  for (const text of texts) if ((chars += text.length) > CALLING_THREAD_MAX_CHARS) return false;
+  return true;
 }
 
 function splitBatches(texts: string[], batchChars: number): Batch[] {

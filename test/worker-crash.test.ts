@@ -110,4 +110,9 @@ test('a job handed back after checkpoints resumes from the last one with the cou
   // skipped by hash): counted from 0, the job said 600 less the checkpoint's entities.
   expect(done.entities_inserted + done.entities_skipped).toBe(600);
   expect(done.entities_inserted).toBeGreaterThanOrEqual(200);
+  // The checkpoint's counts were kept while the job could resume, and go once it is finished.
+  const [row] = await server!.running.core.database.orm.em
+    .getConnection()
+    .execute<{ counts_at_checkpoint: unknown }[]>('select counts_at_checkpoint from sync_jobs where id = ?', [done.id]);
+  expect(row).toEqual({ counts_at_checkpoint: null });
 });

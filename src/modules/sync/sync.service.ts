@@ -137,8 +137,10 @@ export class SyncService {
    * `event`, the event is recorded in the same transaction as the change and published after it.
    */
   async transition(jobId: string, from: JobStatus[], to: JobStatus, changes: Partial<SyncJob> = {}, event?: SyncEvent): Promise<SyncJob | null> {
+    // A finished job is never resumed, and only a resumed run reads the counts of its last checkpoint.
+    const finished = FINISHED_JOB_STATUSES.includes(to) ? { countsAtCheckpoint: null } : {};
     const moved = await this.orm.em.fork().transactional(async (tx) => {
-      const updated = await tx.nativeUpdate(SyncJob, { id: jobId, status: { $in: from } }, { ...changes, status: to });
+      const updated = await tx.nativeUpdate(SyncJob, { id: jobId, status: { $in: from } }, { ...changes, ...finished, status: to });
       if (updated === 0) return null;
       const job = await tx.findOneOrFail(SyncJob, { id: jobId }, { populate: ['sourceConnection', 'sourceConnection.collection'] });
       return { job, recorded: event ? this.record(tx, event, job) : null };

@@ -2,7 +2,8 @@
  * What a hybrid search costs inside LanceDB, query by query, on a dataset bench:search built: how much
  * of bench:search's raw index time is LanceDB's own floor and how much the service's work around it.
  * Opens the dataset's LanceDB directory read-only in this process (no server), embeds bench:search's
- * queries with the built-in embedder, and times, on the collection's first table (shard):
+ * queries with the built-in embedder, and times, on the collection's first table (shard), each query's
+ * rows read as the service reads them (queryRows):
  * - a take of one row's one column: what any LanceDB query costs before it reads anything;
  * - the vector search (all candidates' row ids and distances, no other column) probing one partition,
  *   and the partitions searches probe;
@@ -15,50 +16,33 @@
  *
  *   npm run bench:lancedb -- --data-dir /path/of/bench-search/data [--queries 300]
  */
-import { readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import * as lancedb from '@lancedb/lancedb';
 import { hybridKeywordWeight } from '../src/config.js';
-import { WordVectorEmbedder } from '../src/platform/embeddings/word-vector-embedder.js';
 import { KEYWORDS_COLUMN } from '../src/platform/vectors/lancedb/arrow.js';
 import { DEFAULT_INDEX_CACHE_BYTES, DEFAULT_METADATA_CACHE_BYTES } from '../src/platform/vectors/lancedb/connection.js';
 import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-index.js';
 import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenance.js';
 import { ivfProbesFor } from '../src/platform/vectors/lancedb/rankings.js';
-import { KEYWORDS_DETAILS_RESULT } from '../src/platform/vectors/lancedb/rows.js';
-import { datasetTextOf, searchQueries } from './search-corpus.js';
+import { KEYWORDS_DETAILS_RESULT, queryRows } from '../src/platform/vectors/lancedb/rows.js';
+import { datasetOptions, openBenchDataset } from './bench-dataset.js';
 import { percentile } from './stats.js';
 
-const { values } = parseArgs({
-  options: {
-    'data-dir': { type: 'string' },
-    queries: { type: 'string', default: '300' },
-    'cache-dir': { type: 'string', default: path.join(os.homedir(), '.cache', 'catchment') },
-  },
-});
-if (!values['data-dir']) throw new Error('--data-dir: a directory bench:search built (npm run bench:search -- --data-dir DIR)');
-const dataDir = path.resolve(values['data-dir']);
-const prepared = JSON.parse(readFileSync(path.join(dataDir, 'bench-search.json'), 'utf8')) as { collectionId: string; config: Record<string, unknown>; entities: number };
+const { values } = parseArgs({ options: datasetOptions(300) });
+const { lancedbDir, collectionId, entities, texts, vectors, dimensions } = await openBenchDataset(values);
 /** Candidates a ranking reads for the first page of ten (candidateDepth in document-ranking.ts). */
 const DEPTH = 200;
 
-const texts = searchQueries(Number(values.queries), prepared.entities, datasetTextOf(prepared.config));
-const embedder = await WordVectorEmbedder.open({ cacheDir: values['cache-dir'] });
-const vectors = await embedder.embed(texts);
 const session = new lancedb.Session(BigInt(DEFAULT_INDEX_CACHE_BYTES), BigInt(DEFAULT_METADATA_CACHE_BYTES));
-const db = await lancedb.connect({ uri: path.join(dataDir, 'lancedb'), readConsistencyInterval: 0, session });
-const table = await db.openTable(LanceDbVectorIndex.tableName(prepared.collectionId));
+const db = await lancedb.connect({ uri: lancedbDir, readConsistencyInterval: 0, session });
+const table = await db.openTable(LanceDbVectorIndex.tableName(collectionId));
 const partitions = vectorIndexPartitions(await table.listIndices());
-const index = await LanceDbVectorIndex.open(path.join(dataDir, 'lancedb'), embedder.dimensions);
+const index = await LanceDbVectorIndex.open(lancedbDir, dimensions);
 
-/** Reads a query's batches to the end; the rows read. */
-async function drain(query: AsyncIterable<{ numRows: number }>): Promise<number> {
-  let rows = 0;
-  for await (const batch of query) rows += batch.numRows;
-  return rows;
+/** Reads a query's rows as the service does (queryRows, to the stream's end); how many. */
+async function drain(query: Parameters<typeof queryRows>[0]): Promise<number> {
+  return (await queryRows(query)).length;
 }
 const semantic = (q: number, probes: number) =>
   table.vectorSearch(vectors[q]!).distanceType('cosine').select(['_distance']).withRowId().limit(DEPTH).nprobes(probes);
@@ -88,7 +72,7 @@ async function timed(label: string, run: (q: number) => Promise<unknown>): Promi
 }
 
 const probes = partitions ? Math.min(partitions, Math.max(1, Math.floor(ivfProbesFor(partitions)))) : null;
-console.log(`${prepared.entities} entities, ${await table.countRows()} rows in the first table; vector index: ${partitions ? `${partitions} partitions, searches probe ${probes}` : 'none (exact scan)'}; ${texts.length} queries`);
+console.log(`${entities} entities, ${await table.countRows()} rows in the first table; vector index: ${partitions ? `${partitions} partitions, searches probe ${probes}` : 'none (exact scan)'}; ${texts.length} queries`);
 const fixed = await timed('take of one row, one column (a query’s fixed cost)', (q) => drain(table.takeRowIds(pageRowIds[q]!.slice(0, 1)).select(['name'])));
 if (probes) await timed('vector search, 1 partition', (q) => drain(semantic(q, 1)));
 const vector = await timed(`vector search${probes ? `, ${probes} partitions` : ', exact'}`, (q) => drain(probes ? semantic(q, probes) : semantic(q, 1).bypassVectorIndex()));
@@ -96,11 +80,11 @@ const fullText = await timed('keyword search', (q) => drain(keyword(q)));
 const both = await timed('both together', (q) => Promise.all([drain(probes ? semantic(q, probes) : semantic(q, 1).bypassVectorIndex()), drain(keyword(q))]));
 const page = await timed('the page’s take (10 rows, result columns)', (q) => drain(table.takeRowIds(pageRowIds[q]!).select([...KEYWORDS_DETAILS_RESULT.columns]).withRowId()));
 const search = await timed('VectorIndex.search, hybrid, first page of 10', (q) =>
-  index.search(prepared.collectionId, { strategy: 'hybrid', vector: vectors[q]!, text: texts[q]!, filter: [], limit: 10, offset: 0, keywordWeight: hybridKeywordWeight({ embedder: 'builtin', hybridKeywordWeight: undefined }) }),
+  index.search(collectionId, { strategy: 'hybrid', vector: vectors[q]!, text: texts[q]!, filter: [], limit: 10, offset: 0, keywordWeight: hybridKeywordWeight({ embedder: 'builtin', hybridKeywordWeight: undefined }) }),
 );
 console.log(
   `LanceDB's three queries, as a search runs them (both searches, then the take): ${(both + page).toFixed(2)} ms of the search's ${search.toFixed(2)} ms p50; ` +
     `apart ${(vector + fullText + page).toFixed(2)} ms; a query's fixed cost ${fixed.toFixed(2)} ms`,
 );
 await index.close();
-await embedder.close();
+

@@ -273,7 +273,8 @@ export class SyncWorker {
   private async storeCheckpoint(jobId: string, connectionId: string, cursor: unknown, countsAtCheckpoint: CountsAtCheckpoint): Promise<void> {
     await this.deps.orm.em.fork().transactional(async (tx) => {
       await tx.nativeUpdate(SourceConnection, { id: connectionId }, { resumeCursor: cursor });
-      await tx.nativeUpdate(SyncJob, { id: jobId }, { countsAtCheckpoint });
+      // Not on a job finished meanwhile (the janitor's FAILED, a cancel): finishing cleared its counts for good.
+      await tx.nativeUpdate(SyncJob, { id: jobId, status: { $in: ['RUNNING', 'CANCELLING'] } }, { countsAtCheckpoint });
     });
   }
 

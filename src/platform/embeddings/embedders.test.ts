@@ -53,18 +53,22 @@ describe('built-in word-vector embedder', () => {
     await embedder.embed(['load the model']);
     const { pool } = await (embedder as unknown as { loading: Promise<{ pool: { run: (...args: unknown[]) => Promise<unknown> } }> }).loading;
     const handedOver: number[] = [];
-    const run = pool.run.bind(pool);
+    const run = pool.run;
     pool.run = (texts, ...rest) => {
       handedOver.push((texts as string[]).length);
-      return run(texts, ...rest);
+      return run.call(pool, texts, ...rest);
     };
-    const query = 'clinical trials of kinase inhibitors';
-    const [alone] = await embedder.embed([query]);
-    expect(handedOver).toEqual([]);
-    const documents = Array.from({ length: 200 }, (_, i) => `document ${i} about clinical trials and revenue`);
-    const batch = await embedder.embed([query, ...documents]);
-    expect(handedOver).toEqual([201]);
-    expect(Array.from(batch[0]!)).toEqual(Array.from(alone!));
+    try {
+      const query = 'clinical trials of kinase inhibitors';
+      const [alone] = await embedder.embed([query]);
+      expect(handedOver).toEqual([]);
+      const documents = Array.from({ length: 200 }, (_, i) => `document ${i} about clinical trials and revenue`);
+      const batch = await embedder.embed([query, ...documents]);
+      expect(handedOver).toEqual([201]);
+      expect(Array.from(batch[0]!)).toEqual(Array.from(alone!));
+    } finally {
+      pool.run = run;
+    }
   });
 
   test('an aborted signal stops embedding', async () => {

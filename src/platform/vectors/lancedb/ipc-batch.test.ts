@@ -81,6 +81,35 @@ describe('decodeIpcBatch', () => {
     expect(decodeIpcBatch(Buffer.from('ARROW1 but nothing else ARROW1'))).toBeNull();
   });
 
+  test('a file whose buffers do not add up is left to apache-arrow, never misread', () => {
+    // One Int32 column of three rows: its buffers are { validity: offset 0, length 0 } and { data: 0, 16 } (12 bytes, padded).
+    const file = tableToIPC(new Table({ n: vectorFromArray([16, 17, 18], new Int32()) }), 'file');
+    expect(decodedColumns(file)).toEqual(new Map([['n', [16, 17, 18]]]));
+    const buffers = Buffer.concat([Buffer.alloc(24), Buffer.from([16, 0, 0, 0, 0, 0, 0, 0])]);
+    const at = Buffer.from(file).indexOf(buffers);
+    expect(at).toBeGreaterThan(0);
+    const outside = Uint8Array.from(file);
+    outside[at + 16] = 64; // the data buffer's offset, past the 16 bytes of the body
+    expect(decodeIpcBatch(outside)).toBeNull();
+    const short = Uint8Array.from(file);
+    short[at + 24] = 8; // the data buffer's length: two values' worth for three rows
+    expect(decodeIpcBatch(short)).toBeNull();
+
+    // Strings 'a', 'bc': offsets 0, 1, 3; made to go back (0, 3, 1) or past the characters (0, 1, 64).
+    const text = tableToIPC(new Table({ s: vectorFromArray(['a', 'bc'], new Utf8()) }), 'file');
+    expect(decodedColumns(text)).toEqual(new Map([['s', ['a', 'bc']]]));
+    const offsets = Buffer.from([0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0]);
+    const first = Buffer.from(text).indexOf(offsets);
+    expect(first).toBeGreaterThan(0);
+    const back = Uint8Array.from(text);
+    back[first + 4] = 3;
+    back[first + 8] = 1;
+    expect(decodeIpcBatch(back)).toBeNull();
+    const past = Uint8Array.from(text);
+    past[first + 8] = 64;
+    expect(decodeIpcBatch(past)).toBeNull();
+  });
+
   describe('LanceDB’s own batches', () => {
     let directory: string;
     let table: lancedb.Table;
@@ -91,6 +120,7 @@ describe('decodeIpcBatch', () => {
         { id: 'a', key: 10n, score: 0.25, text: 'first row', vector: [1, 0, 0] },
         { id: 'b', key: -3n, score: 1.5, text: 'second row, ünïcode', vector: [0, 1, 0] },
         { id: 'c', key: 0n, score: -2, text: '', vector: [0, 0, 1] },
+        { id: 'd', key: 7n, score: null, text: null, vector: [1, 1, 0] },
       ]);
       await table.createIndex('text', { config: lancedb.Index.fts() });
     });
@@ -110,10 +140,13 @@ describe('decodeIpcBatch', () => {
     test('a scan, a vector search, a keyword search and a take read as apache-arrow reads them', async () => {
       const queries = [
         table.query().select(['id', 'key', 'score', 'text']).withRowId(),
-        table.vectorSearch([1, 0, 0]).distanceType('cosine').select(['id', '_distance']).withRowId().limit(3),
+        table.vectorSearch([1, 0, 0]).distanceType('cosine').select(['id', '_distance']).withRowId().limit(4),
         table.query().fullTextSearch('row').select(['_score', 'text']).withRowId().limit(3),
         table.takeOffsets([2, 0]).select(['text', 'key']).withRowId(),
       ];
+      const [scan] = await batchesOf(queries[0]!);
+      expect(decodedColumns(scan!)!.get('text')).toEqual(['first row', 'second row, ünïcode', '', null]);
+      expect(decodedColumns(scan!)!.get('score')).toEqual([0.25, 1.5, -2, null]);
       for (const query of queries) {
         const files = await batchesOf(query);
         expect(files.length).toBeGreaterThan(0);

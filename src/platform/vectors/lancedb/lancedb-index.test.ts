@@ -543,7 +543,7 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
-  test('IVF partitions grow with the table (about √rows / 5 as a power of two, never under 64), probes with √ of the partitions', () => {
+  test('IVF partitions grow with the table (about √rows / 5 as a power of two, never under 64), probes 48 × (partitions / 64)^0.875', () => {
     expect([0, 50_000, 100_000, 200_000].map(ivfPartitionsFor)).toEqual([64, 64, 64, 64]);
     expect([210_000, 500_000, 800_000].map(ivfPartitionsFor)).toEqual([128, 128, 128]);
     expect([1_000_000, 3_000_000, 4_000_000].map(ivfPartitionsFor)).toEqual([256, 256, 512]);
@@ -552,7 +552,7 @@ describe('LanceDbVectorIndex', () => {
     expect(vectorIndexPartitions(listed('vector_ivf256'))).toBe(256);
     expect(vectorIndexPartitions(listed('vector_idx'))).toBe(64);
     expect(vectorIndexPartitions([{ name: 'text_idx', columns: ['text'] }] as lancedb.IndexConfig[])).toBeNull();
-    // Probes: 48 of 64, then growing as the partitions to the power 0.875; never more than there are.
+    // Probes: 48 × (partitions / 64)^0.875, never more than there are.
     expect([1, 4, 16, 64, 128, 256, 1024].map(ivfProbesFor)).toEqual([1, 4, 14, 48, 88, 161, 543]);
   });
 

@@ -182,9 +182,10 @@ export class LanceDbVectorIndex implements VectorIndex {
   /**
    * IVF partitions a semantic search of the table probes with this filter; null for an exact scan (see
    * RankingContext.ivfProbes). Each shard of a collection in several probes by its own index: four
-   * shards of 250,000 rows read ~1.4× the rows one table of 1,000,000 does (4 × 88 of 128 partitions
-   * against 161 of 256). Probing only the share one table would was measured and not kept (then 48
-   * of 128 a shard against the square-root rule's 68, see ivfProbesFor): bench:search's 1,000,000 stub
+   * shards of 250,000 rows read ~1.1× the rows one table of 1,000,000 does (4 × 88 of 128 partitions
+   * against 161 of 256; ~1.4× under the square-root rule before, 4 × 68 against 96). Probing only the
+   * share one table would was measured and not kept (then 48 of 128 a shard against the square-root
+   * rule's 68, see ivfProbesFor): bench:search's 1,000,000 stub
    * chunks, 100 queries, same dataset, one sitting: raw p50 84 ms against 121, but recall of the exact
    * scan 0.987 hybrid, 0.992 semantic against 0.995, 0.998 (a shard's fewer partitions each hold
    * farther neighbours, so the same share finds fewer).
@@ -293,7 +294,7 @@ export class LanceDbVectorIndex implements VectorIndex {
           const result = this.resultColumns(this.tables.layoutOf(table));
           let query = table.query().select([...result.columns]).limit(most);
           if (where !== null) query = query.where(where);
-          return (await queryRows(query)).map(result.toChunk);
+          return (await queryRows(query, most)).map(result.toChunk);
         }),
       );
       return perShard.flat();

@@ -119,7 +119,8 @@ const MAX_SEGMENTS_DURING_RUN = 16;
 /**
  * Rounds of k-means that train a vector index's centroids (LanceDB's default: 50). Ten cost half the
  * CPU for the same recall: a lab table of the word-vector embedder's vectors, 200 queries against the
- * exact scan, two trainings each, recall@10 at the probes searches use (ivfProbesFor): 111,000 stub
+ * exact scan, two trainings each, recall@10 at the probes searches used then (ivfProbesFor's square-root rule,
+ * 48 of 64, 96 of 256): 111,000 stub
  * chunks, 64 partitions, 1.41 → 0.70 s, recall 0.9945 → 0.9920; 111,000 Zipf-vocabulary chunks (bench
  * search-corpus.ts), 1.15 / 1.22 → 0.71 / 0.80 s, recall 0.9565 / 0.9600 → 0.9605 / 0.9630; 300,000
  * Zipf chunks, 256 partitions, 11.1 / 10.7 → 6.1 / 5.7 s, recall 0.8725 / 0.8660 → 0.8860 / 0.8595.

@@ -39,7 +39,7 @@ type LanceQuery = lancedb.Query | lancedb.VectorQuery | lancedb.TakeQuery;
 
 /**
  * A query's native stream of batches, each an Arrow IPC file: what LanceDB's own iterators read
- * (`QueryBase.nativeExecute`, public at run time, hidden in its typings).
+ * (`QueryBase.nativeExecute`: public at run time, `protected` in its type declarations).
  */
 function nativeBatches(query: LanceQuery): Promise<{ next(): Promise<Buffer | null> }> {
   const executable = query as unknown as { nativeExecute?: () => Promise<{ next(): Promise<Buffer | null> }> };

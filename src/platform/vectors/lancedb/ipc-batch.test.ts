@@ -22,6 +22,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { decodeIpcBatch } from './ipc-batch.js';
+import { type LanceQuery, nativeBatches } from './rows.js';
 
 /** What apache-arrow reads of the same file, column by column: the reference the decoder must match. */
 function arrowColumns(file: Uint8Array): Map<string, unknown[]> {
@@ -130,8 +131,8 @@ describe('decodeIpcBatch', () => {
     });
 
     /** The IPC files of a query's native stream (what queryRows reads). */
-    async function batchesOf(query: lancedb.Query | lancedb.VectorQuery | lancedb.TakeQuery): Promise<Buffer[]> {
-      const stream = await (query as unknown as { nativeExecute(): Promise<{ next(): Promise<Buffer | null> }> }).nativeExecute();
+    async function batchesOf(query: LanceQuery): Promise<Buffer[]> {
+      const stream = await nativeBatches(query);
       const files: Buffer[] = [];
       for (let file = await stream.next(); file; file = await stream.next()) files.push(file);
       return files;

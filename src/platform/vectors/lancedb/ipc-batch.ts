@@ -208,11 +208,12 @@ function recordBatch(fb: FlatBuffer, view: DataView, batch: number, body: { star
   if (nodes.length !== columns.length || buffers.length !== wanted) return null;
   // Each FieldNode is { length: int64, null_count: int64 }; each Buffer { offset: int64, length: int64 }, in the body.
   let next = 0;
+  /** The next buffer, where it starts in the file and its length, when it lies in the body and holds `needed` bytes. */
   const buffer = (needed: number) => {
     const at = buffers.start + 16 * next++;
     const offset = fb.int64At(at);
     const length = fb.int64At(at + 8);
-    return offset >= 0 && length >= needed && offset + length <= body.length ? body.start + offset : null;
+    return offset >= 0 && length >= needed && offset + length <= body.length ? { start: body.start + offset, length } : null;
   };
   const decoded = new Map<string, ArrayLike<unknown>>();
   for (let f = 0; f < columns.length; f++) {
@@ -223,22 +224,21 @@ function recordBatch(fb: FlatBuffer, view: DataView, batch: number, body: { star
     const validity = buffer(nulls === 0 ? 0 : Math.ceil(numRows / 8));
     const data = buffer(column.kind === 'utf8' ? 4 * (numRows + 1) : column.width * numRows);
     if (validity === null || data === null) return null;
-    const isNull = nulls === 0 ? null : (row: number) => (view.getUint8(validity + (row >> 3)) & (1 << (row & 7))) === 0;
+    const isNull = nulls === 0 ? null : (row: number) => (view.getUint8(validity.start + (row >> 3)) & (1 << (row & 7))) === 0;
     const values = new Array<unknown>(numRows);
     if (column.kind === 'utf8') {
       const characters = buffer(0);
       if (characters === null) return null;
-      const limit = fb.int64At(buffers.start + 16 * (next - 1) + 8);
-      const text = Buffer.from(view.buffer, view.byteOffset + characters, limit);
-      let from = view.getInt32(data, true);
+      const text = Buffer.from(view.buffer, view.byteOffset + characters.start, characters.length);
+      let from = view.getInt32(data.start, true);
       for (let row = 0; row < numRows; row++) {
-        const to = view.getInt32(data + 4 * row + 4, true);
-        if (from < 0 || to < from || to > limit) return null;
+        const to = view.getInt32(data.start + 4 * row + 4, true);
+        if (from < 0 || to < from || to > characters.length) return null;
         values[row] = isNull?.(row) ? null : text.toString('utf8', from, to);
         from = to;
       }
     } else {
-      for (let row = 0; row < numRows; row++) values[row] = isNull?.(row) ? null : column.read(view, data + column.width * row);
+      for (let row = 0; row < numRows; row++) values[row] = isNull?.(row) ? null : column.read(view, data.start + column.width * row);
     }
     decoded.set(column.name, values);
   }

@@ -13,6 +13,7 @@ import { LanceDbVectorIndex, type LanceDbVectorIndexOptions } from './lancedb-in
 import { ivfPartitionsFor, vectorIndexPartitions } from './maintenance.js';
 import type { LanceDbTables } from './tables.js';
 import { ivfProbesFor } from './rankings.js';
+import { nativeExecutable } from './rows.js';
 import { makeChunk, seededVector, vectorIndexContract } from '../vector-index.contract.js';
 import type { ChunkRecord, FilterGroup, ScoredChunk } from '../vector-index.js';
 import { markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../../../../test/support/lancedb-fixture.js';
@@ -397,7 +398,7 @@ describe('LanceDbVectorIndex', () => {
         const taking = take(rowIds);
         if (++takes === 1) {
           // A page read goes through the query's native stream (queryRows), not through toArrow().
-          const native = taking as unknown as { nativeExecute: () => Promise<unknown> };
+          const native = nativeExecutable(taking);
           const execute = native.nativeExecute.bind(taking);
           native.nativeExecute = async () => {
             await writer.optimize(id);

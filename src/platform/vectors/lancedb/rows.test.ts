@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { queryRows } from './rows.js';
+import { nativeExecutable, queryRows } from './rows.js';
 
 describe('queryRows', () => {
   let directory: string;
@@ -24,7 +24,7 @@ describe('queryRows', () => {
   /** A scan whose native stream counts the batches read from it (each `next()`, the last one's null too). */
   function countedScan(): { query: lancedb.Query; reads: () => number } {
     const query = table.query().select(['n', 'text']);
-    const native = query as unknown as { nativeExecute: () => Promise<{ next(): Promise<Buffer | null> }> };
+    const native = nativeExecutable(query);
     const execute = native.nativeExecute.bind(query);
     let reads = 0;
     native.nativeExecute = async () => {

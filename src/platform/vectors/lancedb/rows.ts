@@ -35,16 +35,26 @@ export async function queryRows(query: LanceQuery, expectedRows = Number.POSITIV
 }
 
 /** The LanceDB queries queryRows reads: searches, scans and takes. */
-type LanceQuery = lancedb.Query | lancedb.VectorQuery | lancedb.TakeQuery;
+export type LanceQuery = lancedb.Query | lancedb.VectorQuery | lancedb.TakeQuery;
+
+/** A query's native stream: each `next()` one batch as an Arrow IPC file, null at its end. */
+export interface NativeBatchStream {
+  next(): Promise<Buffer | null>;
+}
 
 /**
- * A query's native stream of batches, each an Arrow IPC file: what LanceDB's own iterators read
- * (`QueryBase.nativeExecute`: public at run time, `protected` in its type declarations).
+ * A query as what LanceDB's own iterators call on it, `QueryBase.nativeExecute` (public at run time,
+ * `protected` in its type declarations); tests wrap it to watch or delay a query's reads.
  */
-function nativeBatches(query: LanceQuery): Promise<{ next(): Promise<Buffer | null> }> {
-  const executable = query as unknown as { nativeExecute?: () => Promise<{ next(): Promise<Buffer | null> }> };
+export function nativeExecutable(query: LanceQuery): { nativeExecute: () => Promise<NativeBatchStream> } {
+  const executable = query as unknown as { nativeExecute?: () => Promise<NativeBatchStream> };
   if (typeof executable.nativeExecute !== 'function') throw new Error('This LanceDB version has no QueryBase.nativeExecute: queryRows needs it');
-  return executable.nativeExecute();
+  return executable as { nativeExecute: () => Promise<NativeBatchStream> };
+}
+
+/** A query's native stream of batches. */
+export function nativeBatches(query: LanceQuery): Promise<NativeBatchStream> {
+  return nativeExecutable(query).nativeExecute();
 }
 
 /** Appends the rows of a batch decodeIpcBatch read. */

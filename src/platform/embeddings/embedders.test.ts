@@ -49,25 +49,25 @@ describe('built-in word-vector embedder', () => {
     for (const vector of batch.slice(1)) expect(Math.abs(cosine(vector!, vector!) - 1)).toBeLessThan(1e-4);
   });
 
-  test('a query is embedded on the calling thread, a large batch on the worker thread: the same vectors either way', async () => {
-    await embedder.embed(['load the model']);
-    const { pool } = await (embedder as unknown as { loading: Promise<{ pool: { run: (...args: unknown[]) => Promise<unknown> } }> }).loading;
-    const handedOver: number[] = [];
-    const run = pool.run;
-    pool.run = (texts, ...rest) => {
-      handedOver.push((texts as string[]).length);
-      return run.call(pool, texts, ...rest);
-    };
+  test('a query does not queue behind a large batch on the worker thread, and its vector is the same either way', async () => {
+    // One worker thread, and batches as large as the embedder makes them (1,024 texts): a batch is one long job on it.
+    const queued = await WordVectorEmbedder.open({ cacheDir: path.join(os.homedir(), '.cache', 'catchment'), threads: 1, batchChars: 16 * 1024 * 1024 });
     try {
       const query = 'clinical trials of kinase inhibitors';
-      const [alone] = await embedder.embed([query]);
-      expect(handedOver).toEqual([]);
-      const documents = Array.from({ length: 200 }, (_, i) => `document ${i} about clinical trials and revenue`);
-      const batch = await embedder.embed([query, ...documents]);
-      expect(handedOver).toEqual([201]);
-      expect(Array.from(batch[0]!)).toEqual(Array.from(alone!));
+      const [alone] = await queued.embed([query]);
+      const documents = Array.from({ length: 1024 }, (_, i) => `document ${i}: ${'clinical trials and quarterly revenue of kinase inhibitors '.repeat(40)}`);
+      const finished: string[] = [];
+      const batch = queued.embed(documents).then((vectors) => (finished.push('batch'), vectors));
+      const again = queued.embed([query]).then((vectors) => (finished.push('query'), vectors));
+      const [[queryVector], batchVectors] = await Promise.all([again, batch]);
+      // Handed to the worker, the query would wait for the batch's job there (one thread runs its jobs in turn).
+      expect(finished).toEqual(['query', 'batch']);
+      expect(Array.from(queryVector!)).toEqual(Array.from(alone!));
+      // The worker's vectors are the calling thread's: a document alone (2,400 characters) is embedded there.
+      const [document] = await queued.embed([documents[7]!]);
+      expect(Array.from(batchVectors[7]!)).toEqual(Array.from(document!));
     } finally {
-      pool.run = run;
+      await queued.close();
     }
   });
 

@@ -14,7 +14,7 @@ import { NO_COUNTS, type SyncCounts } from './sync-counts.js';
 import { RawStore } from './raw-store.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import { CLEANUP_QUEUE, type CleanupRequest, Cleanups } from './cleanup.js';
-import { RunCheckpoints } from './checkpoints.js';
+import { CheckpointWriter, RunCheckpoints } from './checkpoints.js';
 import { runContext, type RunContextDependencies } from './run-context.js';
 import { OwedOptimizes } from './owed-optimizes.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
@@ -238,6 +238,7 @@ export class SyncWorker {
       source = { complete: sourceRun.complete, nextCursor: () => sourceRun.nextCursor(), items: checkpoints.count(sourceRun.items) };
     }
     const [previous] = await em.find(SyncJob, { sourceConnection: connection.id, id: { $ne: job.id }, status: { $in: ['COMPLETED', 'FAILED', 'CANCELLED'] } }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1 });
+    const checkpointWriter = new CheckpointWriter<{ cursor: unknown; counts: CountsAtCheckpoint }>(({ cursor, counts }) => this.storeCheckpoint(job.id, connection.id, cursor, counts));
     const counts = await this.deps.pipeline.run({
       jobId: job.id,
       syncId: connection.id,
@@ -252,18 +253,25 @@ export class SyncWorker {
       onIndexOptimized: () => this.optimizes.markDone([job.id]),
       signal,
       onProgress: async (progress, committedItems, countsThrough) => {
-        // Stored with the batch that committed every item yielded before it (unless cursors are not to move);
-        // taken either way, so checkpoints do not pile up over a run whose cursor stays.
+        // Due with the batch that committed every item yielded before it, stored at most once every
+        // CHECKPOINT_MIN_INTERVAL_MS (unless cursors are not to move); taken either way, so checkpoints do not
+        // pile up over a run whose cursor stays. Its counts are taken now: `countsThrough` reads this batch's items only.
         const due = checkpoints.committedThrough(committedItems);
-        if (due && !config.cursor.skipUpdates) await this.storeCheckpoint(job.id, connection.id, due.cursor, { counts: countsThrough(due.after), skipped: run.skips.snapshot() });
+        if (!config.cursor.skipUpdates) await checkpointWriter.offer(due && { cursor: due.cursor, counts: { counts: countsThrough(due.after), skipped: run.skips.snapshot() } });
         await run.onProgress(progress);
       },
-    }).finally(() =>
-      // Every write of the run has ended here (the pipeline returns, or throws, only then).
-      this.cleanups.afterRun({ collectionId: collection.id, sourceConnectionId: connection.id }).catch((error: unknown) =>
-        this.deps.logger.error({ err: error, jobId: job.id, sourceConnectionId: connection.id }, 'checking for a deletion during the run failed'),
-      ),
-    );
+    })
+      // A run that fails or stops keeps the checkpoint it held back: what it covers is committed.
+      .catch(async (error: unknown) => {
+        await checkpointWriter.flush().catch((storing: unknown) => this.deps.logger.warn({ err: storing, jobId: job.id }, 'storing the last checkpoint of a stopped run failed'));
+        throw error;
+      })
+      .finally(() =>
+        // Every write of the run has ended here (the pipeline returns, or throws, only then).
+        this.cleanups.afterRun({ collectionId: collection.id, sourceConnectionId: connection.id }).catch((error: unknown) =>
+          this.deps.logger.error({ err: error, jobId: job.id, sourceConnectionId: connection.id }, 'checking for a deletion during the run failed'),
+        ),
+      );
     // The cursor moves on only when asked to and the source gave one.
     const cursor = config.cursor.skipUpdates || config.behavior.replayFromArf ? undefined : source.nextCursor();
     return { counts, cursor };

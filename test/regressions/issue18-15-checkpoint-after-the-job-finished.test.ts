@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { startTestServer, type TestServer } from '../support/harness.js';
-import { api, eventually, waitForJob } from '../support/sync-helpers.js';
+import { api, connectStub, createCollection, eventually, waitForJob } from '../support/sync-helpers.js';
 
 /**
  * Issue 18, finding 15: a job finished by someone else while its run goes on (another process's
@@ -19,40 +19,32 @@ describe('issue 18-15: a checkpoint stored after the job finished does not give 
   test('the zombie run of a job failed meanwhile moves the resume cursor, and the job keeps no checkpoint counts', async () => {
     server = await startTestServer({ deployment: 'embedded', env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_SYNC_BATCH_SIZE: '25' } });
     const call = api(server.url, server.apiKey);
-    const connection = server.running.core.database.orm.em.getConnection();
-    const countsOf = async (jobId: string) =>
-      (await connection.execute<{ counts_at_checkpoint: unknown }[]>('select counts_at_checkpoint from sync_jobs where id = ?', [jobId]))[0]!.counts_at_checkpoint;
-    const cursorOf = async (connectionId: string) =>
-      JSON.stringify((await connection.execute<{ resume_cursor: unknown }[]>('select resume_cursor from source_connections where id = ?', [connectionId]))[0]!.resume_cursor);
+    const database = server.running.core.database.orm.em.getConnection();
+    const countsOf = async (id: string) =>
+      (await database.execute<{ counts_at_checkpoint: unknown }[]>('select counts_at_checkpoint from sync_jobs where id = ?', [id]))[0]!.counts_at_checkpoint;
+    const cursorOf = async (id: string) =>
+      JSON.stringify((await database.execute<{ resume_cursor: unknown }[]>('select resume_cursor from source_connections where id = ?', [id]))[0]!.resume_cursor);
 
-    await call('POST', '/collections', { name: 'Zombie run', readable_id: 'zombie-run' });
+    await createCollection(call, 'zombie-run');
     // 10 ms an entity: the stub checkpoints every 100 entities, about once a second.
-    const created = (
-      await call('POST', '/source-connections', {
-        short_name: 'stub',
-        readable_collection_id: 'zombie-run',
-        authentication: { credentials: { token: 't' } },
-        config: { entity_count: 800, delay_ms: 10, hierarchy_depth: 0 },
-      })
-    ).body;
-    const [job] = (await call('GET', `/source-connections/${created.id}/jobs`)).body;
-    await eventually(() => waitForJob(call, created.id, job.id, ['RUNNING']), (running) => running.entities_inserted >= 150);
+    const { connectionId, jobId } = await connectStub(call, 'zombie-run', { entity_count: 800, delay_ms: 10, hierarchy_depth: 0 });
+    await eventually(() => waitForJob(call, connectionId, jobId, ['RUNNING']), (running) => running.entities_inserted >= 150);
     // The run stores checkpoints with the job's counts: what makes the rest of the test mean something.
-    expect(await countsOf(job.id)).not.toBeNull();
+    expect(await countsOf(jobId)).not.toBeNull();
 
     // What another process's janitor does to a job whose heartbeat it found stale.
-    const failed = await server.running.core.services.sync.transition(job.id, ['RUNNING'], 'FAILED', { completedAt: new Date(), error: 'stopped responding (test)' });
+    const failed = await server.running.core.services.sync.transition(jobId, ['RUNNING'], 'FAILED', { completedAt: new Date(), error: 'stopped responding (test)' });
     expect(failed?.status).toBe('FAILED');
-    expect(await countsOf(job.id)).toBeNull();
+    expect(await countsOf(jobId)).toBeNull();
 
     // The run goes on (nothing tells it), and stores its next checkpoint: the connection's cursor moves.
-    const cursorAtFailure = await cursorOf(created.id);
+    const cursorAtFailure = await cursorOf(connectionId);
     await eventually(
-      () => cursorOf(created.id),
+      () => cursorOf(connectionId),
       (cursor) => cursor !== cursorAtFailure,
       15_000,
     );
-    expect(await countsOf(job.id)).toBeNull();
-    expect((await waitForJob(call, created.id, job.id, ['FAILED', 'COMPLETED', 'CANCELLED'])).status).toBe('FAILED');
+    expect(await countsOf(jobId)).toBeNull();
+    expect((await waitForJob(call, connectionId, jobId, ['FAILED', 'COMPLETED', 'CANCELLED'])).status).toBe('FAILED');
   }, 60_000);
 });

@@ -36,8 +36,8 @@ export class RunCheckpoints {
 /**
  * Least time between two checkpoints a run stores. Each is a transaction of the connection's cursor
  * and the job's counts, and on the embedded database it runs on the thread the sync runs on: stored
- * at every 2,000-entity batch, the 56 of an unchanged re-sync of 111,000 entities took ~1.7 s of its
- * ~3.4 s (bench:sync, a 2-core host). A run stopped in between (its worker killed) reads again at
+ * at every 2,000-entity batch, the 56 of an unchanged re-sync of 111,000 entities were awaited ~1.7 s
+ * of its ~3.4 s (bench:sync on a 2-core host running another benchmark: an indication, not a rate). A run stopped in between (its worker killed) reads again at
  * most this much of the source, whose entities it then skips by hash; a run that fails or stops on
  * its own stores the checkpoint it holds first (CheckpointWriter.flush).
  */

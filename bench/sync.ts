@@ -244,11 +244,14 @@ try {
   for (let i = 0; i < 200; i++) afterSync.push(await search());
 
   let resyncSeconds = Number.NaN;
+  let resyncCpu = Number.NaN;
   let resync = { entities_skipped: 0, entities_updated: 0, entities_inserted: 0 };
   if (!values['no-resync']) {
     await cpuProfile.start();
+    const resyncCpuAtStart = process.cpuUsage();
     const again = (await call('POST', `/source-connections/${created.id}/run?force_full_sync=true`)).body;
     const done = await waitForJob(call, created.id, again.id, ['COMPLETED', 'FAILED'], 6 * 3_600_000, POLL_MS);
+    resyncCpu = cpuSeconds(resyncCpuAtStart);
     await cpuProfile.stop('stub-unchanged-resync');
     resync = done;
     resyncSeconds = jobSeconds(done);
@@ -309,7 +312,7 @@ try {
   console.log(
     `index upkeep after COMPLETED: ${upkeepAfterSeconds.toFixed(1)} s (CPU ${upkeepAfterCpu.toFixed(1)} s); run to the upkeep's end ${(total / (fullSeconds + upkeepAfterSeconds)).toFixed(0)} entities/s, CPU ${(((fullCpu + upkeepAfterCpu) / total) * 1e6).toFixed(0)} µs an entity`,
   );
-  if (!values['no-resync']) console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated})`);
+  if (!values['no-resync']) console.log(`unchanged resync: ${resyncSeconds.toFixed(1)} s  ${resyncRate.toFixed(0)} entities/s  (${(resyncRate / fullRate).toFixed(1)}× the full sync; skipped ${resync.entities_skipped}, updated ${resync.entities_updated}; CPU ${resyncCpu.toFixed(1)} s, ${((resyncCpu / total) * 1e6).toFixed(0)} µs an entity)`);
   console.log(`embed + index floor: ${floorRate.toFixed(0)} entities/s  → full sync runs at ${((fullRate / floorRate) * 100).toFixed(0)} % of it  (floor CPU ${((floorCpu / sample) * 1e6).toFixed(0)} µs an entity)`);
   const perEntity = (threads: (readonly [string, number])[], entities: number) => threads.map(([name, seconds]) => `${name} ${((seconds / entities) * 1e6).toFixed(0)}`).join(', ');
   if (fullThreads.length > 0) console.log(`CPU by thread, µs an entity: full sync ${perEntity(fullThreads, total)}; floor ${perEntity(floorThreads, sample)}`);

@@ -39,6 +39,12 @@ export interface LanceDbVectorIndexOptions {
    */
   ivfProbes?: (partitions: number) => number;
   /**
+   * Rows written by this process and not yet in a table's full-text index above which its keyword
+   * searches read the index alone (default KEYWORD_SCAN_MAX_UNINDEXED_ROWS in maintenance.ts). Tests
+   * make it small.
+   */
+  keywordScanMaxUnindexedRows?: number;
+  /**
    * Told when upkeep running in the background fails: a compaction a keyword search queued (see
    * SCANNED_ROWS_PER_TABLE_ROW in maintenance.ts). Nothing is lost: the searches queue it again once
    * they have scanned as much again, and the table's writes count on towards their own compaction

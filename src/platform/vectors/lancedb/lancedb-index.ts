@@ -62,6 +62,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       options.ivfPartitionsFor ?? ivfPartitionsFor,
       (tableName, run) => this.tables.exclusive(LanceDbTables.collectionIdOf(tableName), run),
       (tableName, error) => onUpkeepError(LanceDbTables.collectionIdOf(tableName), error),
+      options.keywordScanMaxUnindexedRows,
     );
   }
 

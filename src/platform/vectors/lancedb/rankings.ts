@@ -92,8 +92,12 @@ export interface RankingContext {
    * matches may all lie outside the probed partitions (the filter itself narrows the scan).
    */
   ivfProbes: number | null;
-  /** Run before a keyword search: counts it for the upkeep (TableMaintenance.beforeKeywordSearch) and makes sure the table has its full-text indexes. */
-  beforeKeywordSearch: () => Promise<void>;
+  /**
+   * Run before a keyword search: counts it for the upkeep (TableMaintenance.beforeKeywordSearch) and
+   * makes sure the table has its full-text indexes; says whether the search reads the index alone
+   * (too many rows wait for it to scan them).
+   */
+  beforeKeywordSearch: () => Promise<{ indexedOnly: boolean }>;
   /** What keyword search matches: `fullTextColumns` of the table's layout, one BM25 search each. */
   fullTextColumns: readonly string[];
   /** What its searches read of their candidates: `candidateColumns` of the table's layout. */
@@ -217,15 +221,17 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
  * BM25 over the full-text columns (KEYWORDS_COLUMN; `text` and `name` in tables made before it), one
  * list per column. LanceDB searches the rows not yet in the full-text index too (it scans unindexed
  * fragments unless `fastSearch()` is set), so rows are findable right after add; optimize() folds
- * them into the index so that scan stays small.
+ * them into the index so that scan stays small. While too many wait for it (a sync under way, see
+ * KEYWORD_SCAN_MAX_UNINDEXED_ROWS), the search reads the index alone.
  */
 async function keyword(context: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const text = query.text?.trim() ?? '';
   if (text === '') return [];
-  await context.beforeKeywordSearch();
+  const { indexedOnly } = await context.beforeKeywordSearch();
   return Promise.all(
     context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
+      if (indexedOnly) search = search.fastSearch();
       if (where !== null) search = search.where(where);
       return (await queryRows(search, depth)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
     }),

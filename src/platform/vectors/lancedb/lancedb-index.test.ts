@@ -253,6 +253,29 @@ describe('LanceDbVectorIndex', () => {
     }
   });
 
+  test('a table with two full-text columns (an older layout) counts the rows waiting for its index once, not once a column, when a keyword search decides to read the index alone', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-legacy-reach-'));
+    const id = randomUUID();
+    try {
+      // 400 rows in both full-text indexes, then 300 written that neither holds: 300 wait, not 600.
+      await makeOlderTable(dir, id, LEGACY_LAYOUT, Array.from({ length: 400 }, (_, i) => chunk(i, { text: `older row ${i}` })));
+      const opened = await LanceDbVectorIndex.open(dir, DIMENSIONS, { keywordScanMaxUnindexedRows: 150 });
+      try {
+        await opened.add(id, Array.from({ length: 300 }, (_, i) => chunk(400 + i, { text: `newer zebra ${i}` })));
+        expect(await unindexedFullTextRows(dir, id)).toBe(300);
+        // More than 150 wait and no more than the 400 indexed: the index alone, so the newer rows are not found yet.
+        expect(await opened.search(id, { strategy: 'keyword', text: 'zebra', limit: 5, offset: 0 })).toEqual([]);
+        expect(await opened.search(id, { strategy: 'keyword', text: 'older', limit: 5, offset: 0 })).toHaveLength(5);
+        await opened.optimize(id);
+        expect(await opened.search(id, { strategy: 'keyword', text: 'zebra', limit: 5, offset: 0 })).toHaveLength(5);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('new tables store half-precision vectors and one full-text column; a table made with single-precision ones and two keeps them, ranks alike and takes writes', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'catchment-lance-precision-'));
     const [singleId, halfId] = [randomUUID(), randomUUID()];

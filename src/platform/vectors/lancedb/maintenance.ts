@@ -172,7 +172,7 @@ export class TableMaintenance {
   /** The unindexed rows the keyword searches since a table's last compaction scanned (SCANNED_ROWS_PER_TABLE_ROW). */
   private readonly scannedRows = new Map<string, number>();
   /** Each table's rows and the rows its full-text indexes lack, as read at a table version. */
-  private readonly unindexed = new Map<string, { version: number; rows: number; unindexed: number }>();
+  private readonly unindexed = new Map<string, { version: number; rows: number; unindexed: number; waiting: number }>();
   /** Tables whose compaction a keyword search has queued and that has not started yet. */
   private readonly compactionQueued = new Set<string>();
   /**
@@ -328,10 +328,10 @@ export class TableMaintenance {
   async beforeKeywordSearch(tableName: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<{ indexedOnly: boolean }> {
     if (!this.ftsReady.has(tableName)) await this.exclusive(tableName, () => this.createFullText(tableName, table, columns));
     if ((this.writes.get(tableName) ?? 0) === 0) return { indexedOnly: false };
-    const { rows, unindexed } = await this.unindexedRows(tableName, table, version);
+    const { rows, unindexed, waiting } = await this.unindexedRows(tableName, table, version);
     const scanned = (this.scannedRows.get(tableName) ?? 0) + unindexed;
     this.scannedRows.set(tableName, scanned);
-    const reach = { indexedOnly: unindexed > this.keywordScanMaxUnindexedRows && unindexed <= rows - unindexed };
+    const reach = { indexedOnly: waiting > this.keywordScanMaxUnindexedRows && waiting <= rows - waiting };
     if (unindexed === 0 || scanned < SCANNED_ROWS_PER_TABLE_ROW * rows || this.compactionQueued.has(tableName)) return reach;
     const markBefore = this.compactionMarks.get(tableName);
     let queued: Promise<void>;
@@ -356,13 +356,17 @@ export class TableMaintenance {
     return reach;
   }
 
-  /** The table's rows and those its full-text indexes lack, read once per table version (~0.1 ms). */
-  private async unindexedRows(tableName: string, table: lancedb.Table, version: number): Promise<{ rows: number; unindexed: number }> {
+  /**
+   * The table's rows, those its full-text indexes lack (summed over them: each is scanned) and the
+   * rows waiting for one (the most any lacks), read once per table version (~0.1 ms).
+   */
+  private async unindexedRows(tableName: string, table: lancedb.Table, version: number): Promise<{ rows: number; unindexed: number; waiting: number }> {
     const seen = this.unindexed.get(tableName);
     if (seen?.version === version) return seen;
     const fullText = (await table.listIndices()).filter((index) => index.indexType === 'FTS');
     const stats = await Promise.all(fullText.map((index) => table.indexStats(index.name)));
-    const read = { version, rows: await table.countRows(), unindexed: stats.reduce((sum, stat) => sum + (stat?.numUnindexedRows ?? 0), 0) };
+    const lacking = stats.map((stat) => stat?.numUnindexedRows ?? 0);
+    const read = { version, rows: await table.countRows(), unindexed: lacking.reduce((sum, rows) => sum + rows, 0), waiting: Math.max(0, ...lacking) };
     this.unindexed.set(tableName, read);
     return read;
   }

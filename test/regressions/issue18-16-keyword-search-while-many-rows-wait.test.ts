@@ -9,7 +9,7 @@ import { keywordSearch, markedWrite, unindexedFullTextRows, useLanceDbIndex } fr
  * against 111 ms for a collection not being written. Every keyword search scanned the rows written
  * since the last compaction (~9 µs a row), tens of thousands while a compaction of the whole table
  * was under way. While more than KEYWORD_SCAN_MAX_UNINDEXED_ROWS wait for the full-text index (and
- * no more than it holds), a keyword search now reads the index alone: those rows are found by
+ * no more than it holds), an unfiltered keyword search now reads the index alone: those rows are found by
  * semantic search until a compaction folds them in, and the searches still bring that compaction
  * forward as before.
  */
@@ -22,7 +22,7 @@ describe('issue 18-16: a keyword search reads the full-text index alone while mo
   const search = (text: string) => keywordSearch(lance.index, id, DIMENSIONS, text);
   const unindexed = () => unindexedFullTextRows(lance.directory, id);
 
-  test('rows within the bound are found by keyword right after their write; past it only once folded in, by semantic search meanwhile', async () => {
+  test('rows within the bound are found by keyword right after their write; past it only once folded in (by semantic search, and by a filtered keyword search, meanwhile)', async () => {
     // A table large enough that these searches' scans do not bring its compaction forward (1.4 rows scanned a row).
     await lance.index.add(id, markedWrite(DIMENSIONS, 10, 2000));
     await lance.index.optimize(id);
@@ -40,6 +40,10 @@ describe('issue 18-16: a keyword search reads the full-text index alone while mo
     // Semantic search scans them: the nearest to a row of the last write is that row.
     const [nearest] = await lance.index.search(id, { strategy: 'semantic', vector: seededVector(DIMENSIONS, 2 * ROWS_PER_WRITE + 7), limit: 1, offset: 0 });
     expect(nearest!.chunk.text).toBe('ordinary filler text marker2');
+
+    // A filtered search scans them: its filter may keep just the rows waiting (here one entity of the last write).
+    const filtered = await lance.index.search(id, { strategy: 'keyword', text: 'marker2', limit: 3, offset: 0, filter: [{ conditions: [{ field: 'entity_id', operator: 'equals', value: 'entity-207' }] }] });
+    expect(filtered.map((hit) => hit.chunk.entityId)).toEqual(['entity-207']);
 
     await lance.index.optimize(id);
     expect(await unindexed()).toBe(0);

@@ -39,9 +39,9 @@ export interface LanceDbVectorIndexOptions {
    */
   ivfProbes?: (partitions: number) => number;
   /**
-   * Rows written by this process and not yet in a table's full-text index above which its keyword
-   * searches read the index alone (default KEYWORD_SCAN_MAX_UNINDEXED_ROWS in maintenance.ts). Tests
-   * make it small.
+   * Rows not yet in a table's full-text index above which its unfiltered keyword searches read the
+   * index alone, while this process has writes to it waiting for a compaction (default
+   * KEYWORD_SCAN_MAX_UNINDEXED_ROWS in maintenance.ts). Tests make it small.
    */
   keywordScanMaxUnindexedRows?: number;
   /**

@@ -60,15 +60,18 @@ const SEARCHED_COMPACT_AFTER_WRITES = 20;
  */
 const SCANNED_ROWS_PER_TABLE_ROW = 1.4;
 /**
- * Unindexed rows a keyword search scans at most: with more waiting for the full-text index (a sync
- * under way, or cut short, in this process), it reads the index alone (LanceDB's fast search), so
- * rows written since the last compaction are found by semantic search (which scans them, ~0.16 ms a
- * fragment) and by keyword search once a compaction folds them in, as a search engine's refresh does.
- * Only while the index holds at least as many rows as wait for it: a table most of whose rows wait
- * (its first sync, or one bulk write, before any compaction) is scanned whole, or keyword search
- * would find almost nothing in it.
- * Its scan is still counted as if it ran (SCANNED_ROWS_PER_TABLE_ROW), so that the searches bring the
- * compaction forward as before. Scanning costs ~9 µs a row on one thread: 10,000 rows ~90 ms, where
+ * Unindexed rows an unfiltered keyword search scans at most: while this process has writes waiting
+ * for a compaction (a sync under way here, or cut short) and more rows than this wait for the
+ * full-text index (whoever wrote them), it reads the index alone (LanceDB's fast search). Rows written
+ * since the last compaction are then found by semantic search (which scans them, ~0.16 ms a fragment)
+ * and by keyword search once a compaction folds them in: no time bound, the compaction the searches
+ * bring forward (SCANNED_ROWS_PER_TABLE_ROW: the skipped scan still counts), the 20th write or the
+ * run's final optimize. That includes the new chunks of entities the sync updated (their old ones are
+ * deleted first). Only while the index holds at least as many rows as wait for it: a table most of
+ * whose rows wait (its first sync, or one bulk write, before any compaction) is scanned whole. A
+ * filtered search scans as before (its filter may keep just the rows waiting, a connection being
+ * synced); so does every search of a process that never writes (`catchment serve` beside a separate
+ * `catchment worker`). Scanning costs ~9 µs a row on one thread: 10,000 rows ~90 ms, where
  * bench:sync's searches while 100,000 entities synced (2-core host, a search every 200 ms) took
  * keyword p50 918 ms, hybrid 1,228 ms, against 111 ms for a collection not being written.
  */
@@ -322,7 +325,7 @@ export class TableMaintenance {
    * writes of this process since its last compaction wait, counts the unindexed rows the search scans;
    * the search whose scans tip SCANNED_ROWS_PER_TABLE_ROW queues the table's compaction behind the
    * writes in progress and goes on (it scans the rows once more; the searches after it do not).
-   * Whether the search reads the full-text index alone: while more rows than
+   * Whether an unfiltered search may read the full-text index alone: while more rows than
    * KEYWORD_SCAN_MAX_UNINDEXED_ROWS wait for it, and no more than it holds.
    */
   async beforeKeywordSearch(tableName: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<{ indexedOnly: boolean }> {

@@ -94,8 +94,8 @@ export interface RankingContext {
   ivfProbes: number | null;
   /**
    * Run before a keyword search: counts it for the upkeep (TableMaintenance.beforeKeywordSearch) and
-   * makes sure the table has its full-text indexes; says whether the search reads the index alone
-   * (too many rows wait for it to scan them).
+   * makes sure the table has its full-text indexes; says whether an unfiltered search reads the
+   * index alone (too many rows wait for it to scan them).
    */
   beforeKeywordSearch: () => Promise<{ indexedOnly: boolean }>;
   /** What keyword search matches: `fullTextColumns` of the table's layout, one BM25 search each. */
@@ -222,7 +222,7 @@ async function semantic({ table, dimensions, ivfProbes }: RankingContext, column
  * list per column. LanceDB searches the rows not yet in the full-text index too (it scans unindexed
  * fragments unless `fastSearch()` is set), so rows are findable right after add; optimize() folds
  * them into the index so that scan stays small. While too many wait for it (a sync under way, see
- * KEYWORD_SCAN_MAX_UNINDEXED_ROWS), the search reads the index alone.
+ * KEYWORD_SCAN_MAX_UNINDEXED_ROWS), an unfiltered search reads the index alone.
  */
 async function keyword(context: RankingContext, columns: readonly string[], query: VectorQuery, where: string | null, depth: number): Promise<Listed[][]> {
   const text = query.text?.trim() ?? '';
@@ -231,7 +231,8 @@ async function keyword(context: RankingContext, columns: readonly string[], quer
   return Promise.all(
     context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
-      if (indexedOnly) search = search.fastSearch();
+      // A filter may keep just the rows waiting for the index (a connection being synced): those searches scan them.
+      if (indexedOnly && where === null) search = search.fastSearch();
       if (where !== null) search = search.where(where);
       return (await queryRows(search, depth)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
     }),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { LanceDbVectorIndex } from '../../src/platform/vectors/lancedb/lancedb-index.js';
 import { seededVector } from '../../src/platform/vectors/vector-index.contract.js';
 import { keywordSearch, markedWrite, unindexedFullTextRows, useLanceDbIndex } from '../support/lancedb-fixture.js';
 
@@ -48,6 +49,21 @@ describe('issue 18-16: a keyword search reads the full-text index alone while mo
     await lance.index.optimize(id);
     expect(await unindexed()).toBe(0);
     expect(await search('marker2')).toHaveLength(3);
+  });
+
+  test('a process that has not written to the table (`catchment serve` beside a worker) scans the rows waiting, however many', async () => {
+    await lance.index.add(id, markedWrite(DIMENSIONS, 10, 2000));
+    await lance.index.optimize(id);
+    await lance.index.add(id, batch(1));
+    await lance.index.add(id, batch(2));
+    expect(await unindexed()).toBe(2 * ROWS_PER_WRITE);
+    expect(await search('marker2')).toEqual([]); // the writer reads the index alone
+    const reader = await LanceDbVectorIndex.open(lance.directory, DIMENSIONS, { keywordScanMaxUnindexedRows: 150 });
+    try {
+      expect(await keywordSearch(reader, id, DIMENSIONS, 'marker2')).toHaveLength(3);
+    } finally {
+      await reader.close();
+    }
   });
 
   test('a table most of whose rows wait for the index (one bulk write) is scanned whole: its rows are found by keyword', async () => {

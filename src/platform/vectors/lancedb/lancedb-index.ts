@@ -278,7 +278,7 @@ export class LanceDbVectorIndex implements VectorIndex {
       shard,
       dimensions: this.dimensions,
       ivfProbes: query.strategy === 'keyword' ? null : await this.probesOf(table, version, where),
-      beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(name, table, fullText, version),
+      beforeKeywordSearch: () => this.maintenance.beforeKeywordSearch(name, table, fullText, version, where !== null),
       fullTextColumns: fullText,
       candidates: candidateColumns(layout.keyed),
       entityKeys: layout.keyed ? (rowIds: bigint[]) => this.entityKeys.keysOf(name, table, version, rowIds) : undefined,

@@ -325,16 +325,17 @@ export class TableMaintenance {
    * writes of this process since its last compaction wait, counts the unindexed rows the search scans;
    * the search whose scans tip SCANNED_ROWS_PER_TABLE_ROW queues the table's compaction behind the
    * writes in progress and goes on (it scans the rows once more; the searches after it do not).
-   * Whether an unfiltered search may read the full-text index alone: while more rows than
-   * KEYWORD_SCAN_MAX_UNINDEXED_ROWS wait for it, and no more than it holds.
+   * Whether the search reads the full-text index alone: unfiltered (a filter may keep just the rows
+   * waiting, a connection being synced), while more rows than KEYWORD_SCAN_MAX_UNINDEXED_ROWS wait
+   * for it, and no more than it holds.
    */
-  async beforeKeywordSearch(tableName: string, table: lancedb.Table, columns: readonly string[], version: number): Promise<{ indexedOnly: boolean }> {
+  async beforeKeywordSearch(tableName: string, table: lancedb.Table, columns: readonly string[], version: number, filtered: boolean): Promise<{ indexedOnly: boolean }> {
     if (!this.ftsReady.has(tableName)) await this.exclusive(tableName, () => this.createFullText(tableName, table, columns));
     if ((this.writes.get(tableName) ?? 0) === 0) return { indexedOnly: false };
     const { rows, unindexed, waiting } = await this.unindexedRows(tableName, table, version);
     const scanned = (this.scannedRows.get(tableName) ?? 0) + unindexed;
     this.scannedRows.set(tableName, scanned);
-    const reach = { indexedOnly: waiting > this.keywordScanMaxUnindexedRows && waiting <= rows - waiting };
+    const reach = { indexedOnly: !filtered && waiting > this.keywordScanMaxUnindexedRows && waiting <= rows - waiting };
     if (unindexed === 0 || scanned < SCANNED_ROWS_PER_TABLE_ROW * rows || this.compactionQueued.has(tableName)) return reach;
     const markBefore = this.compactionMarks.get(tableName);
     let queued: Promise<void>;

@@ -94,8 +94,8 @@ export interface RankingContext {
   ivfProbes: number | null;
   /**
    * Run before a keyword search: counts it for the upkeep (TableMaintenance.beforeKeywordSearch) and
-   * makes sure the table has its full-text indexes; says whether an unfiltered search reads the
-   * index alone (too many rows wait for it to scan them).
+   * makes sure the table has its full-text indexes; says whether the search reads the index alone
+   * (too many rows wait for it to scan them).
    */
   beforeKeywordSearch: () => Promise<{ indexedOnly: boolean }>;
   /** What keyword search matches: `fullTextColumns` of the table's layout, one BM25 search each. */
@@ -231,8 +231,7 @@ async function keyword(context: RankingContext, columns: readonly string[], quer
   return Promise.all(
     context.fullTextColumns.map(async (column) => {
       let search = context.table.query().fullTextSearch(text, { columns: column }).select([...columns, '_score']).withRowId().limit(depth);
-      // A filter may keep just the rows waiting for the index (a connection being synced): those searches scan them.
-      if (indexedOnly && where === null) search = search.fastSearch();
+      if (indexedOnly) search = search.fastSearch();
       if (where !== null) search = search.where(where);
       return (await queryRows(search, depth)).map((row) => ({ row, score: finiteOr(Number(row._score), 0) }));
     }),

@@ -3,15 +3,17 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
-import { defaultTemplateFile, keepAsTemplate, readTemplate } from './pglite-template.js';
+import { threadExecArgv } from '../thread-exec-argv.js';
+import { defaultTemplateFile } from './pglite-template.js';
+import { type DatabaseOrigin, PGLITE_THREAD_URL, pgliteThreadInit, type PgliteThreadReply, type PgliteThreadRequest } from './pglite-thread.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
- * served over the Postgres wire protocol so the ORM uses the ordinary `pg` driver.
+ * served over the Postgres wire protocol so the ORM uses the ordinary `pg` driver. Both run in a
+ * thread of their own (pglite-thread.ts).
  *
  * Only one process may open the files. The one that does writes `pglite.json` (its pid and address);
  * every other process (the CLI while the server runs) connects to that address instead.
@@ -34,18 +36,6 @@ interface Lock {
 const STARTUP_WAIT_MS = 60_000;
 
 const PGLITE_DIRECTORY = 'pglite';
-
-/**
- * Server settings of the embedded database. PostgreSQL's default 128 MB of shared buffers is memory
- * PGlite touches at start inside its WebAssembly heap: 270 MB of resident memory measured here,
- * before the first query (bench:sync reports the process's memory). One process with a small working
- * set (connection rows, entity hashes by connection) needs far less, and the operating system's page
- * cache still holds the files PGlite reads through Node. The WAL's buffers are set to 4 MB (they
- * default to a 32nd of the shared buffers, 512 kB): a sync's 2,000-row upsert writes about 1 MB of WAL,
- * which went to the files through Node in more, smaller writes (main thread in PGlite's file writes,
- * 100,000-entity bench:sync: 236 → 171–174 ms).
- */
-const EMBEDDED_SETTINGS = ['-c', 'shared_buffers=16MB', '-c', 'wal_buffers=4MB'];
 
 /** Thrown when a server role finds the data directory in use by another process (or already by this one). */
 export class DataDirectoryInUseError extends Error {}
@@ -95,23 +85,23 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 
   const socketDirectory = privateSocketDirectory(dataDir);
   try {
-    const db = await openPglite(path.join(dataDir, PGLITE_DIRECTORY), options.templateFile, logger);
-    // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
-    tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
-    const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 32 });
-    await server.start();
+    const thread = await startPgliteThread(
+      { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 },
+      logger,
+    );
+    // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
+    tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
     writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
     servedHere.set(path.resolve(dataDir), url);
-    logger.info({ socket }, 'embedded database ready');
+    logger.info({ socket, origin: thread.origin }, 'embedded database ready');
     return {
       url,
       close: async () => {
         servedHere.delete(path.resolve(dataDir));
-        await server.stop();
-        await db.close();
+        await thread.close();
         socketDirectory.remove();
         rmSync(lockFile, { force: true });
       },
@@ -124,30 +114,47 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
 }
 
 /**
- * PGlite on `directory`: an existing database as it is; a new one from the template (see
- * pglite-template.ts) when there is one, else made by initdb and then kept as the template.
+ * Starts the database thread and waits until its wire server listens on `init.socket`. After that, the
+ * thread's end before `close()` is the database's: logged as an error (the pool's connections then fail).
  */
-async function openPglite(directory: string, givenTemplateFile: string | undefined, logger: Logger): Promise<PGlite> {
-  const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
-  if (existsSync(directory)) return PGlite.create(directory, { startParams });
-  const templateFile = givenTemplateFile ?? defaultTemplateFile();
-  const template = readTemplate(templateFile);
-  if (template) {
-    try {
-      return await PGlite.create(directory, { startParams, loadDataDir: template });
-    } catch (error) {
-      logger.warn({ err: error, templateFile }, 'the template of a new embedded database could not be loaded: the database is made anew');
-      rmSync(directory, { recursive: true, force: true });
-    }
-  }
-  const db = await PGlite.create(directory, { startParams });
-  try {
-    await keepAsTemplate(db, templateFile);
-  } catch (error) {
-    // Best effort (a read-only install): the next new database is made by initdb too.
-    logger.debug({ err: error, templateFile }, 'could not keep the new embedded database as a template');
-  }
-  return db;
+function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger: Logger): Promise<{ origin: DatabaseOrigin; close(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const thread = new Worker(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
+    let state: 'starting' | 'serving' | 'closing' = 'starting';
+    let closed: () => void = () => {};
+    const whenClosed = new Promise<void>((done) => {
+      closed = done;
+    });
+    const ended = (error: Error) => {
+      if (state === 'starting') reject(error);
+      else if (state === 'serving') logger.error({ err: error }, 'the embedded database stopped');
+      closed();
+    };
+    thread.on('error', ended);
+    thread.on('exit', (code) => ended(new Error(`the embedded database's thread exited with code ${code}`)));
+    thread.on('message', (reply: PgliteThreadReply) => {
+      if (reply.type === 'closed') {
+        void thread.terminate(); // its files are closed: nothing of its own is left to end
+      } else if (reply.type === 'log') {
+        logger[reply.level]({ err: reply.error, templateFile: reply.templateFile }, reply.message);
+      } else if (reply.type === 'failed') {
+        state = 'closing';
+        void thread.terminate();
+        reject(new Error(reply.message));
+      } else if (reply.type === 'ready') {
+        state = 'serving';
+        resolve({
+          origin: reply.origin,
+          close: async () => {
+            if (state !== 'serving') return whenClosed;
+            state = 'closing';
+            thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
+            await whenClosed;
+          },
+        });
+      }
+    });
+  });
 }
 
 /** libpq's socket file name inside the `host` directory (the `pg` driver looks for this name). */

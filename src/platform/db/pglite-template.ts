@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { keepAsTemplate } from './pglite-thread.js';
 
 /**
  * A new embedded database starts from a template: the files of a database PGlite's initdb has just
@@ -22,27 +23,6 @@ export function defaultTemplateFile(): string {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite'); // …/@electric-sql/pglite/dist/index.cjs
   const { version } = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
   return path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'node_modules', '.cache', 'catchment', `pglite-${version}.tar.gz`);
-}
-
-/** The template kept in `file`, or null when there is none (or it cannot be read). */
-export function readTemplate(file: string): Blob | null {
-  try {
-    return new Blob([readFileSync(file)]);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Keeps the files of `db`, a database initdb has just made, as the template in `file`. Written under
- * another name and renamed, so a process reading it meanwhile (tests start many) never reads half of one.
- */
-export async function keepAsTemplate(db: PGlite, file: string): Promise<void> {
-  const dump = Buffer.from(await (await db.dumpDataDir('gzip')).arrayBuffer());
-  mkdirSync(path.dirname(file), { recursive: true });
-  const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, dump);
-  renameSync(partial, file);
 }
 
 /** Makes the template in `file` from a database of its own, made for it and removed after (bin/build.js). */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
+import { threadExecArgv } from '../thread-exec-argv.js';
 import type { Embedder } from './embedder.js';
 import { CacheInvalidError, CACHE_FILE_NAME, convertWinkJson, readCache, readCacheHeader, resolveWinkJson, sourceSize, type CacheHeader, type ConversionStats } from './word-vector-cache.js';
 import { BUILTIN_MODEL_NAME, CORE_MODULE_URL, WordVectorModel, workerInit, type ModelLayout, type WorkerReply } from './word-vector-core.js';
@@ -349,19 +350,9 @@ class WorkerPool {
   }
 }
 
-/**
- * The worker file imports only `node:` modules. Run from TypeScript sources on a Node that strips types
- * itself, it needs none of the parent's loader flags (`--import @swc-node/register/esm-register` costs a
- * worker ~300 ms to start); otherwise it inherits them.
- */
-function workerExecArgv(): string[] | undefined {
-  const nativeTypeScript = Boolean((process.features as { typescript?: unknown }).typescript);
-  return CORE_MODULE_URL.endsWith('.ts') && nativeTypeScript ? [] : undefined;
-}
-
 function startWorker(layout: ModelLayout): Promise<Worker> {
   return new Promise<Worker>((resolve, reject) => {
-    const worker = new Worker(new URL(CORE_MODULE_URL), { workerData: workerInit(layout), name: 'catchment-word-vectors', execArgv: workerExecArgv() });
+    const worker = new Worker(new URL(CORE_MODULE_URL), { workerData: workerInit(layout), name: 'catchment-word-vectors', execArgv: threadExecArgv(CORE_MODULE_URL) });
     const detach = () => {
       clearTimeout(timer);
       worker.off('error', fail);

@@ -6,87 +6,11 @@ import type { SourceEntity } from '../../connectors/connector.js';
 import { stubEntity } from '../../connectors/stub/index.js';
 import { type BlobStore, FileBlobStore } from '../../platform/blobs/blob-store.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
-import type { ChunkRecord, VectorIndex } from '../../platform/vectors/vector-index.js';
+import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import { SyncPipeline } from './pipeline.js';
+import { MemoryEntities, ScriptedIndex } from './pipeline-testing.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
-
-/** The entity table in memory, each write taking `writeMs` (a slow database). */
-class MemoryEntities {
-  readonly rows = new Map<string, EntityRow>();
-  readonly upserted: string[] = [];
-
-  constructor(private readonly writeMs = 0) {}
-
-  async hashes(_connection: string, entityIds: string[]): Promise<Map<string, string>> {
-    return new Map(entityIds.filter((id) => this.rows.has(id)).map((id) => [id, this.rows.get(id)!.contentHash]));
-  }
-  async upsert(_connection: string, _collection: string, _job: string, rows: EntityRow[]): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, this.writeMs));
-    for (const row of rows) this.rows.set(row.entityId, row);
-    this.upserted.push(rows[0]!.entityId);
-  }
-  async delete(): Promise<string[]> {
-    return [];
-  }
-  async count(): Promise<number> {
-    return this.rows.size;
-  }
-  async holdsAny(): Promise<boolean> {
-    return this.rows.size > 0;
-  }
-  async *ids(): AsyncGenerator<string[]> {
-    yield [...this.rows.keys()];
-  }
-}
-
-/**
- * An index that records the first entity of each batch written; `hold` makes the first write wait
- * until `open`, `failAt` fails that write (1 = the first), `writeMs` makes every write take so long;
- * `optimizeUntil` makes optimize() wait for it, then fail if it rejects.
- */
-class ScriptedIndex {
-  readonly added: string[] = [];
-  optimized = 0;
-  /** Writes started and not yet ended. */
-  running = 0;
-  private release!: () => void;
-  private readonly gate = new Promise<void>((resolve) => {
-    this.release = resolve;
-  });
-  private writes = 0;
-
-  /** optimize() calls that have not ended. */
-  optimizing = 0;
-
-  constructor(private readonly script: { hold?: boolean; failAt?: number; writeMs?: number; optimizeUntil?: Promise<void> }) {}
-
-  async add(_collection: string, chunks: ChunkRecord[]): Promise<void> {
-    this.writes++;
-    this.running++;
-    try {
-      if (this.writes === 1 && this.script.hold) await this.gate;
-      if (this.script.writeMs) await new Promise((resolve) => setTimeout(resolve, this.script.writeMs));
-      if (this.writes === this.script.failAt) throw new Error('index write failed');
-      this.added.push(chunks[0]!.entityId);
-    } finally {
-      this.running--;
-    }
-  }
-  async deleteEntities(): Promise<void> {}
-  async optimize(): Promise<void> {
-    this.optimized++;
-    this.optimizing++;
-    try {
-      await this.script.optimizeUntil;
-    } finally {
-      this.optimizing--;
-    }
-  }
-  open(): void {
-    this.release();
-  }
-}
 
 const batchSize = 10;
 const settings = { seed: 1, size_mix: 'small', hierarchy_depth: 0, code_files: false, revision: 0 } as const;
@@ -107,6 +31,9 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     optimizeOwed?: boolean;
     /** Counts the run's onIndexOptimized calls. */
     marks?: { count: number };
+    batchSize?: number;
+    /** Counts the entities the source has yielded. */
+    read?: { count: number };
   }) {
     let embedded = 0;
     const embedder: Embedder = {
@@ -124,7 +51,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
       embedder,
       blobs: options.blobs ?? new FileBlobStore(directory),
       maxEntities: 10_000,
-      batchSize,
+      batchSize: options.batchSize ?? batchSize,
       readAheadBytes: options.readAheadBytes,
       logger: { warn: (fields: unknown) => options.warnings?.push(fields) },
     });
@@ -140,7 +67,10 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
         complete: true,
         nextCursor: () => null,
         items: (async function* () {
-          for (let i = 0; i < options.batches * batchSize; i++) yield entity(i);
+          for (let i = 0; i < options.batches * (options.batchSize ?? batchSize); i++) {
+            if (options.read) options.read.count++;
+            yield entity(i);
+          }
         })(),
       },
       orphansPossible: false,
@@ -307,5 +237,41 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     await expect(run.running).rejects.toThrow('index write failed');
     expect(index.added).toEqual([]);
     expect(index.optimized).toBe(0);
+  });
+
+  test("a batch is prepared while the next one is read from the source, and no further; a failed preparation ends the run with its error", async () => {
+    const entities = new MemoryEntities();
+    for (let i = 0; i < 40; i++) entities.rows.set(`stub-${i}`, { entityId: `stub-${i}`, contentHash: 'stale' } as EntityRow);
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    entities.readHashes = (read) => (read === 1 ? answered : Promise.resolve());
+    const read = { count: 0 };
+    const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 4, read });
+    await settle();
+    // The first batch's stored hashes are being read: the second batch is read meanwhile, not the third.
+    expect([entities.hashReads, read.count]).toEqual([1, 2 * batchSize]);
+    answer();
+    expect(await run.running).toMatchObject({ updated: 40 });
+    expect(entities.upserted).toEqual(firstOfEachBatch(4));
+
+    const failing = new MemoryEntities();
+    failing.readHashes = (attempt) => (attempt === 2 ? Promise.reject(new Error('database gone')) : Promise.resolve());
+    const failingRead = { count: 0 };
+    const failed = start({ entities: failing, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 8, read: failingRead });
+    await expect(failed.running).rejects.toThrow('database gone');
+    // The second batch failed as the third was read: the source is read no further.
+    expect(failingRead.count).toBeLessThanOrEqual(3 * batchSize);
+    expect(failing.upserted).toEqual(firstOfEachBatch(1));
+  });
+
+  test('stored hashes that come while a large batch is hashed leave its changed entities in the source order', async () => {
+    const entities = new MemoryEntities();
+    for (let i = 0; i < 1000; i++) entities.rows.set(`stub-${i}`, { entityId: `stub-${i}`, contentHash: 'stale' } as EntityRow);
+    // Answered at the first turn of the event loop the hashing gives: after a part of the batch is hashed.
+    const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 1, batchSize: 1000 });
+    expect(await run.running).toMatchObject({ updated: 1000 });
+    expect(entities.written).toEqual(Array.from({ length: 1000 }, (_, i) => `stub-${i}`));
   });
 });

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { SourceEntity, SourceItem } from '../../connectors/connector.js';
 import { chunkIdOf, type ChunkRecord } from '../../platform/vectors/vector-index.js';
 import { chunkText } from './chunker.js';
@@ -45,6 +46,52 @@ export interface PreparedBatch {
   outcomes: BatchOutcomes;
   /** The source's items read up to the end of this batch, from the first. */
   itemsThrough: number;
+}
+
+/** Entities hashed between which the event loop turns: a query's messages are sent and answered meanwhile. */
+const HASHED_BETWEEN_TURNS = 200;
+
+/**
+ * The entities whose content hash differs from the stored one (every one with `compareAll`), and the
+ * stored hashes. They are read (`reading`, started before) while this thread hashes: the event loop
+ * turns every HASHED_BETWEEN_TURNS entities, so the query's round trips (its transaction's begin, the
+ * query, the commit; the embedded database runs in a thread of its own) go on meanwhile. An entity
+ * hashed once they are in is compared at once, and the JSON of an unchanged one let go.
+ */
+async function changedEntities(entities: Iterable<SourceEntity>, reading: Promise<Map<string, string>>, compareAll: boolean): Promise<{ changed: ChangedEntity[]; known: Map<string, string> }> {
+  let known: Map<string, string> | null = null;
+  void reading.then(
+    (hashes) => {
+      known = hashes;
+    },
+    () => undefined, // awaited below
+  );
+  const changed: ChangedEntity[] = [];
+  const compare = (hashed: ChangedEntity, stored: Map<string, string>) => {
+    const previous = stored.get(hashed.entity.entityId);
+    hashed.isNew = previous === undefined;
+    if (previous !== hashed.hash || compareAll) changed.push(hashed);
+  };
+  /** Hashed before the stored hashes came, in the entities' order (`changed` keeps it). */
+  let waiting: ChangedEntity[] = [];
+  const compareWaiting = (stored: Map<string, string>) => {
+    for (const hashed of waiting) compare(hashed, stored);
+    waiting = [];
+  };
+  let count = 0;
+  for (const entity of entities) {
+    if (++count % HASHED_BETWEEN_TURNS === 0) await yieldToEventLoop();
+    const hashed = { entity, ...hashedContent(entity), isNew: false };
+    if (known) {
+      compareWaiting(known);
+      compare(hashed, known);
+    } else {
+      waiting.push(hashed);
+    }
+  }
+  const stored = await reading;
+  compareWaiting(stored);
+  return { changed, known: stored };
 }
 
 export function vectorsEnabled(config: EffectiveSyncConfig): boolean {
@@ -101,13 +148,8 @@ export class BatchStages {
     if (writing && (metBefore.length > 0 || [...latest.keys()].some((id) => ids.deleted.has(id)))) await writing;
     for (const id of latest.keys()) ids.seen.add(id);
 
-    const known = await this.deps.entities.hashes(run.sourceConnectionId, ids.startedEmpty ? metBefore : [...latest.keys()]);
-    const changed: ChangedEntity[] = [];
-    for (const entity of latest.values()) {
-      const { hash, content } = hashedContent(entity);
-      const previous = known.get(entity.entityId);
-      if (previous !== hash || run.config.behavior.skipHashComparison) changed.push({ entity, hash, content, isNew: previous === undefined });
-    }
+    const reading = this.deps.entities.hashes(run.sourceConnectionId, ids.startedEmpty ? metBefore : [...latest.keys()]);
+    const { changed, known } = await changedEntities(latest.values(), reading, run.config.behavior.skipHashComparison);
     // A deletion of an id the batch also yields is not one: the entity wins.
     outcomes.supersedeDeletions(latest);
     const deleting = deletions.filter((id) => !latest.has(id));

@@ -81,7 +81,16 @@ export class SyncPipeline {
       if (failure) throw failure.error;
       await this.stages.storeBatch(run, raw, index, batch);
     };
+    /** The batch read before: prepared, and its store and commit queued (see `queue`). */
+    let preparing: Promise<void> | null = null;
+    // A batch is prepared while the next one is read from the source: its database reads and embedding
+    // run off this thread, and the source's work fills that wait.
     const flush = async (items: SourceItem[]) => {
+      await preparing;
+      preparing = queue(items);
+      preparing.catch(() => undefined); // awaited by the next flush, or at the end
+    };
+    const queue = async (items: SourceItem[]) => {
       itemsRead += items.length;
       const prepared = { ...(await this.stages.prepareBatch(run, items, ids, guardrail, committing)), itemsThrough: itemsRead };
       const bytes = heldBytes(prepared);
@@ -123,9 +132,11 @@ export class SyncPipeline {
         }
       }
       if (batch.length) await flush(batch);
+      await preparing;
       if (committing) await committing;
     } catch (error) {
       // A failed or cancelled run returns only once nothing of it is still writing.
+      await (preparing as Promise<void> | null)?.catch(() => undefined);
       await (committing as Promise<void> | null)?.catch(() => undefined);
       // A failed run's rows are in the index but not in its full-text index, which a table nobody
       // searches only gets at its next compaction (by growth: up to 255 writes later): every keyword

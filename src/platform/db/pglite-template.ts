@@ -3,7 +3,6 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import { keepAsTemplate } from './pglite-thread.js';
 
 /**
@@ -29,6 +28,7 @@ export function defaultTemplateFile(): string {
 export async function makeTemplate(file = defaultTemplateFile()): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pglite-template-'));
   try {
+    const { PGlite } = await import('@electric-sql/pglite'); // only the build makes templates: a server never loads PGlite on its main thread
     const db = await PGlite.create(directory);
     try {
       await keepAsTemplate(db, file);

@@ -13,8 +13,10 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+// Types only: the thread loads PGlite itself (runThread), so the main thread, which imports this module
+// for its messages, never loads PGlite's JavaScript (megabytes of it, in the main thread's heap).
+import type { PGlite } from '@electric-sql/pglite';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /** URL of this module, used to start it as the database thread (the `.ts` source or the compiled `.js`). */
 export const PGLITE_THREAD_URL: string = import.meta.url;
@@ -89,6 +91,7 @@ type Log = (reply: Extract<PgliteThreadReply, { type: 'log' }>) => void;
  * one, else made by initdb and then kept as the template.
  */
 async function openPglite(directory: string, templateFile: string, log: Log): Promise<{ db: PGlite; origin: DatabaseOrigin }> {
+  const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
   if (existsSync(directory)) return { db: await PGlite.create(directory, { startParams }), origin: 'existing' };
   const template = readTemplate(templateFile);
@@ -118,6 +121,7 @@ async function runThread(init: PgliteThreadInit): Promise<void> {
   let server: PGLiteSocketServer;
   try {
     ({ db, origin } = await openPglite(init.directory, init.templateFile, reply));
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
     server = new PGLiteSocketServer({ db, path: init.socket, maxConnections: init.maxConnections });
     await server.start();
   } catch (error) {

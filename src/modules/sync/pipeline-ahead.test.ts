@@ -86,12 +86,20 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
   }
 
   const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+  /**
+   * Waits until `count()` reaches `expected` (a loaded machine reads and embeds slower), then a while
+   * longer, so a count that would go past it has the time to.
+   */
+  const settleAt = async (count: () => number, expected: number) => {
+    for (const deadline = Date.now() + 10_000; count() < expected && Date.now() < deadline; ) await settle();
+    await settle();
+  };
 
   test('while the first index write stalls, later batches are read and embedded; then all are written in order', async () => {
     const entities = new MemoryEntities();
     const index = new ScriptedIndex({ hold: true });
     const run = start({ entities, index, readAheadBytes: 64 * 2 ** 20, batches: 8 });
-    await settle();
+    await settleAt(run.embeddedBatches, 8);
     // All eight: the bound is far above eight small batches. Before read-ahead, two (the one written and the next).
     expect(run.embeddedBatches()).toBe(8);
     expect(index.added).toEqual([]);
@@ -108,7 +116,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     // 10 entities of ~200 KB of text a batch: ~4 MB a batch (text twice, as UTF-16 and its chunks), with a 6 MB bound.
     const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), text: `word${i} `.repeat(20_000).slice(0, 200_000) });
     const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 6 * 2 ** 20, batches: 6, entity: large });
-    await settle();
+    await settleAt(run.embeddedBatches, 3);
     // The batch being written, one waiting (always allowed), and the one read and held at the bound.
     expect(run.embeddedBatches()).toBe(3);
     index.open();
@@ -122,7 +130,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), text: `word${i} `.repeat(20_000).slice(0, 200_000) });
     const entities = new MemoryEntities(1000);
     const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 6 * 2 ** 20, batches: 6, entity: large });
-    await settle();
+    await settleAt(run.embeddedBatches, 3);
     // The batch being committed, one more held (always allowed), and the one read and held at the bound.
     // Counted until their index writes only, all six were read while the first commit ran.
     expect(run.embeddedBatches()).toBe(3);
@@ -249,7 +257,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     entities.readHashes = (read) => (read === 1 ? answered : Promise.resolve());
     const read = { count: 0 };
     const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 4, read });
-    await settle();
+    await settleAt(() => read.count, 2 * batchSize);
     // The first batch's stored hashes are being read: the second batch is read meanwhile, not the third.
     expect([entities.hashReads, read.count]).toEqual([1, 2 * batchSize]);
     answer();

@@ -79,15 +79,20 @@ async function changedEntities(entities: Iterable<SourceEntity>, reading: Promis
     waiting = [];
   };
   let count = 0;
-  for (const entity of entities) {
-    if (++count % HASHED_BETWEEN_TURNS === 0) await yieldToEventLoop();
-    const hashed = { entity, ...hashedContent(entity), isNew: false };
-    if (known) {
-      compareWaiting(known);
-      compare(hashed, known);
-    } else {
-      waiting.push(hashed);
+  try {
+    for (const entity of entities) {
+      if (++count % HASHED_BETWEEN_TURNS === 0) await yieldToEventLoop();
+      const hashed = { entity, ...hashedContent(entity), isNew: false };
+      if (known) {
+        compareWaiting(known);
+        compare(hashed, known);
+      } else {
+        waiting.push(hashed);
+      }
     }
+  } catch (error) {
+    await reading.catch(() => undefined); // the run ends with no query of its own still going
+    throw error;
   }
   const stored = await reading;
   compareWaiting(stored);

@@ -14,7 +14,8 @@ import { NO_COUNTS, type SyncCounts } from './sync-counts.js';
  * behind a slow index or a slow database. A batch of 2,000 small stub entities counts 6.1 MiB (3.7
  * before the JSON its hashes read was held for the raw data store; its objects take several times
  * that in the heap): two are held at most, and the next one read, as many
- * as the stages held before there was a bound; smaller batches (a slow source's part-filled ones) go
+ * as the stages held before there was a bound, while one more is read from the source (not counted:
+ * the source's entities, before hashing and embedding); smaller batches (a slow source's part-filled ones) go
  * further ahead. Peak RSS of bench:memory's 100,000-entity sync while searching, compiled server,
  * two runs each, one sitting (base: 4c79d99, before read-ahead): base 659 / 681 MiB; 6 MiB 727 / 657; 8 MiB
  * 692 / 652; 12 MiB 751 / 751 (past the issue's 700). The sync's rate did not move with the bound
@@ -87,6 +88,9 @@ export class SyncPipeline {
     // run off this thread, and the source's work fills that wait.
     const flush = async (items: SourceItem[]) => {
       await preparing;
+      // A cancelled or failed run reads no further batch (the one before may have settled meanwhile).
+      run.signal.throwIfAborted();
+      if (failure) throw failure.error;
       preparing = queue(items);
       preparing.catch(() => undefined); // awaited by the next flush, or at the end
     };

@@ -84,12 +84,20 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
   }
 
   const socketDirectory = privateSocketDirectory(dataDir);
+  /** Lets the directory go: its lock (while it still names this process) and the socket's directory. */
+  const release = () => {
+    servedHere.delete(path.resolve(dataDir));
+    socketDirectory.remove();
+    if (readLock(lockFile)?.pid === process.pid) rmSync(lockFile, { force: true });
+  };
+  let thread: PgliteThread | null = null;
   try {
     const socket = path.join(socketDirectory.path, SOCKET_NAME);
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
-    const thread = await startPgliteThread(
+    thread = await startPgliteThread(
       { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 },
       logger,
+      release, // a thread that died no longer holds the files: another process may open them
     );
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
     tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
@@ -97,59 +105,78 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
     writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
     servedHere.set(path.resolve(dataDir), url);
     logger.info({ socket, origin: thread.origin }, 'embedded database ready');
+    const serving = thread;
     return {
       url,
       close: async () => {
-        servedHere.delete(path.resolve(dataDir));
-        await thread.close();
-        socketDirectory.remove();
-        rmSync(lockFile, { force: true });
+        try {
+          await serving.close();
+        } finally {
+          release();
+        }
       },
     };
   } catch (error) {
-    socketDirectory.remove();
-    rmSync(lockFile, { force: true });
+    await thread?.close().catch(() => undefined);
+    release();
     throw error;
   }
 }
 
+interface PgliteThread {
+  origin: DatabaseOrigin;
+  /** Stops the wire server and closes the database; rejects when closing it failed. */
+  close(): Promise<void>;
+}
+
 /**
- * Starts the database thread and waits until its wire server listens on `init.socket`. After that, the
- * thread's end before `close()` is the database's: logged as an error (the pool's connections then fail).
+ * Starts the database thread and waits until its wire server listens on `init.socket` (rejecting only
+ * once a thread that failed to start has ended). After that, the thread's end before `close()` is the
+ * database's: logged as an error, and `lost` called (the pool's connections then fail).
  */
-function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger: Logger): Promise<{ origin: DatabaseOrigin; close(): Promise<void> }> {
+function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger: Logger, lost: () => void): Promise<PgliteThread> {
   return new Promise((resolve, reject) => {
     const thread = new Worker(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
-    let state: 'starting' | 'serving' | 'closing' = 'starting';
+    let state: 'starting' | 'failed' | 'serving' | 'closing' | 'ended' = 'starting';
+    let startFailure: Error | null = null;
+    let closeFailure: Error | null = null;
     let closed: () => void = () => {};
     const whenClosed = new Promise<void>((done) => {
       closed = done;
     });
     const ended = (error: Error) => {
-      if (state === 'starting') reject(error);
-      else if (state === 'serving') logger.error({ err: error }, 'the embedded database stopped');
+      if (state === 'ended') return; // 'error' is followed by 'exit'
+      if (state === 'starting' || state === 'failed') reject(startFailure ?? error);
+      else if (state === 'serving') {
+        logger.error({ err: error }, 'the embedded database stopped');
+        lost();
+      }
+      state = 'ended';
       closed();
     };
     thread.on('error', ended);
     thread.on('exit', (code) => ended(new Error(`the embedded database's thread exited with code ${code}`)));
     thread.on('message', (reply: PgliteThreadReply) => {
       if (reply.type === 'closed') {
-        void thread.terminate(); // its files are closed: nothing of its own is left to end
+        if (reply.error !== undefined) closeFailure = new Error(reply.error);
+        void thread.terminate(); // its files are closed (or could not be): nothing of its own is left to end
       } else if (reply.type === 'log') {
         logger[reply.level]({ err: reply.error, templateFile: reply.templateFile }, reply.message);
       } else if (reply.type === 'failed') {
-        state = 'closing';
-        void thread.terminate();
-        reject(new Error(reply.message));
+        state = 'failed';
+        startFailure = new Error(reply.message);
+        void thread.terminate(); // rejected once it has ended (see `ended`)
       } else if (reply.type === 'ready') {
         state = 'serving';
         resolve({
           origin: reply.origin,
           close: async () => {
-            if (state !== 'serving') return whenClosed;
-            state = 'closing';
-            thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
+            if (state === 'serving') {
+              state = 'closing';
+              thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
+            }
             await whenClosed;
+            if (closeFailure) throw closeFailure;
           },
         });
       }

@@ -15,8 +15,9 @@ import { keepAsTemplate } from './pglite-thread.js';
 
 /**
  * node_modules/.cache/catchment/pglite-<version>.tar.gz under the package (src/ and dist/ sit at the
- * same depth), named by the PGlite release its files are of: another one makes its own. Read only
- * when a new database is made (a server deployment never asks).
+ * same depth), named by the PGlite release its files are of: another one makes its own. Named at
+ * every start of the embedded database, read only when a new database is made (a server deployment
+ * with DATABASE_URL never asks).
  */
 export function defaultTemplateFile(): string {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite'); // …/@electric-sql/pglite/dist/index.cjs

@@ -53,7 +53,7 @@ export type PgliteThreadRequest = { type: 'close' };
 export type PgliteThreadReply =
   | { type: 'ready'; origin: DatabaseOrigin }
   | { type: 'failed'; message: string }
-  | { type: 'closed' }
+  | { type: 'closed'; error?: string }
   | { type: 'log'; level: 'warn' | 'debug'; message: string; error: string; templateFile: string };
 
 /** Where the opened database came from: the directory's own files, the template, or a new initdb. */
@@ -99,7 +99,7 @@ async function openPglite(directory: string, templateFile: string, log: Log): Pr
     try {
       return { db: await PGlite.create(directory, { startParams, loadDataDir: template }), origin: 'template' };
     } catch (error) {
-      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: String(error), templateFile });
+      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: (error as Error).stack ?? String(error), templateFile });
       rmSync(directory, { recursive: true, force: true });
     }
   }
@@ -116,7 +116,7 @@ async function openPglite(directory: string, templateFile: string, log: Log): Pr
 async function runThread(init: PgliteThreadInit): Promise<void> {
   const port = parentPort!;
   const reply = (message: PgliteThreadReply) => port.postMessage(message);
-  let db: PGlite;
+  let db: PGlite | null = null;
   let origin: DatabaseOrigin;
   let server: PGLiteSocketServer;
   try {
@@ -125,15 +125,21 @@ async function runThread(init: PgliteThreadInit): Promise<void> {
     server = new PGLiteSocketServer({ db, path: init.socket, maxConnections: init.maxConnections });
     await server.start();
   } catch (error) {
+    await db?.close().catch(() => undefined);
     reply({ type: 'failed', message: (error as Error).message });
     return;
   }
+  const opened = db;
   port.on('message', (request: PgliteThreadRequest) => {
     if (request.type !== 'close') return;
     void (async () => {
-      await server.stop();
-      await db.close();
-      reply({ type: 'closed' });
+      try {
+        await server.stop();
+        await opened.close();
+        reply({ type: 'closed' });
+      } catch (error) {
+        reply({ type: 'closed', error: (error as Error).stack ?? String(error) });
+      }
     })();
   });
   reply({ type: 'ready', origin });

@@ -176,3 +176,18 @@ test("the embedded database runs its queries off the main thread: a long one lea
     await embedded.close();
   }
 });
+
+test('a database its thread cannot open fails the start with its reason and leaves the data directory free', async () => {
+  const dataDir = scratch();
+  writeFileSync(path.join(dataDir, 'pglite'), 'not a database directory');
+  await expect(openEmbeddedPostgres({ dataDir, logger, join: false })).rejects.toThrow();
+  expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+  // The directory is free: with the files made right, the next start serves.
+  rmSync(path.join(dataDir, 'pglite'));
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  try {
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+  } finally {
+    await embedded.close();
+  }
+});

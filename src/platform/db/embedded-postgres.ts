@@ -137,20 +137,21 @@ interface PgliteThread {
 function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger: Logger, lost: () => void): Promise<PgliteThread> {
   return new Promise((resolve, reject) => {
     const thread = new Worker(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
-    let state: 'starting' | 'failed' | 'serving' | 'closing' | 'ended' = 'starting';
+    let state: 'starting' | 'serving' | 'closing' | 'ended' = 'starting';
+    /** What the thread reported: its start's failure, or how its close went (null: closed). */
     let startFailure: Error | null = null;
-    let closeFailure: Error | null = null;
+    let closeOutcome: Error | null | undefined;
     let closed: () => void = () => {};
     const whenClosed = new Promise<void>((done) => {
       closed = done;
     });
     const ended = (error: Error) => {
       if (state === 'ended') return; // 'error' is followed by 'exit'
-      if (state === 'starting' || state === 'failed') reject(startFailure ?? error);
+      if (state === 'starting') reject(startFailure ?? error);
       else if (state === 'serving') {
         logger.error({ err: error }, 'the embedded database stopped');
         lost();
-      }
+      } else if (closeOutcome === undefined) closeOutcome = error; // ended while closing, before saying how the close went
       state = 'ended';
       closed();
     };
@@ -158,12 +159,11 @@ function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger:
     thread.on('exit', (code) => ended(new Error(`the embedded database's thread exited with code ${code}`)));
     thread.on('message', (reply: PgliteThreadReply) => {
       if (reply.type === 'closed') {
-        if (reply.error !== undefined) closeFailure = new Error(reply.error);
+        closeOutcome = reply.error === undefined ? null : new Error(reply.error);
         void thread.terminate(); // its files are closed (or could not be): nothing of its own is left to end
       } else if (reply.type === 'log') {
         logger[reply.level]({ err: reply.error, templateFile: reply.templateFile }, reply.message);
       } else if (reply.type === 'failed') {
-        state = 'failed';
         startFailure = new Error(reply.message);
         void thread.terminate(); // rejected once it has ended (see `ended`)
       } else if (reply.type === 'ready') {
@@ -176,7 +176,7 @@ function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger:
               thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
             }
             await whenClosed;
-            if (closeFailure) throw closeFailure;
+            if (closeOutcome) throw closeOutcome;
           },
         });
       }

@@ -3,7 +3,10 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import pg from 'pg';
+import { capturingLogger } from '../../../test/support/capturing-logger.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { createLogger } from '../logger.js';
 import { ormOptions } from './database.js';
 import { DataDirectoryInUseError, openEmbeddedPostgres } from './embedded-postgres.js';
@@ -189,5 +192,53 @@ test('a database its thread cannot open fails the start with its reason and leav
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
   } finally {
     await embedded.close();
+  }
+});
+
+test('a database thread that ends while serving is started again on the same files (committed rows kept, same URL); one that keeps ending lets the data directory go', async () => {
+  const dataDir = scratch();
+  const { logger, lines } = capturingLogger('info');
+  const threads: Worker[] = [];
+  const newThread = (url: URL, options: WorkerOptions) => {
+    const thread = new Worker(url, options);
+    threads.push(thread);
+    return thread;
+  };
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false, newThread });
+  const restarted = () => lines.filter((line) => line.msg === 'embedded database restarted').length;
+  // The service's pool, with connections open when the thread ends: they are dropped, and new ones reach the new thread.
+  const orm = await MikroORM.init(ormOptions(embedded.url, 4));
+  try {
+    await query(embedded.url, 'create table kept (x int); insert into kept values (42)');
+    await Promise.all([1, 2, 3].map(() => orm.em.getConnection().execute('select pg_sleep(0.05)')));
+    // Ended from outside, as a crash of its WebAssembly would end it.
+    await threads[0]!.terminate();
+    await waitFor(() => restarted() === 1, 30_000);
+    expect(await query(embedded.url, 'select x from kept')).toEqual([{ x: 42 }]);
+    expect(await orm.em.getConnection().execute('select x from kept')).toEqual([{ x: 42 }]);
+    expect(lines.filter((line) => line.msg === 'the embedded database stopped' && line.level === 50)).toHaveLength(1);
+    expect(threads).toHaveLength(2);
+
+    // Two more restarts are allowed within the window; the fourth end is not restarted.
+    for (const restarts of [2, 3]) {
+      await threads.at(-1)!.terminate();
+      await waitFor(() => restarted() === restarts, 30_000);
+    }
+    expect(await query(embedded.url, 'select count(*)::int as n from kept')).toEqual([{ n: 1 }]);
+    await threads.at(-1)!.terminate();
+    await waitFor(() => lines.some((line) => line.msg.startsWith('the embedded database stopped again')), 10_000);
+    expect(threads).toHaveLength(4);
+    expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+    await expect(query(embedded.url, 'select 1')).rejects.toThrow();
+  } finally {
+    await orm.close(true);
+    await embedded.close();
+  }
+  // The directory is free, and its database holds what was committed.
+  const next = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  try {
+    expect(await query(next.url, 'select x from kept')).toEqual([{ x: 42 }]);
+  } finally {
+    await next.close();
   }
 });

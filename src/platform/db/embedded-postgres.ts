@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
 import { threadExecArgv } from '../thread-exec-argv.js';
@@ -35,6 +35,10 @@ interface Lock {
 
 const STARTUP_WAIT_MS = 60_000;
 
+/** Restarts of a database thread that ended while serving, within RESTART_WINDOW_MS, after which the directory is let go (see `lost`). */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 10 * 60_000;
+
 const PGLITE_DIRECTORY = 'pglite';
 
 /** Thrown when a server role finds the data directory in use by another process (or already by this one). */
@@ -56,7 +60,14 @@ export function embeddedDatabaseExists(dataDir: string): boolean {
  * `join`: operator commands may use the database of the server that owns the directory; server
  * roles may not (their in-process queue and pub/sub would not reach the other process).
  */
-export async function openEmbeddedPostgres(options: { dataDir: string; logger: Logger; join: boolean; templateFile?: string }): Promise<EmbeddedPostgres> {
+export async function openEmbeddedPostgres(options: {
+  dataDir: string;
+  logger: Logger;
+  join: boolean;
+  templateFile?: string;
+  /** How the database's thread is made (a test keeps the Worker, to end it as a crash would). */
+  newThread?: (url: URL, options: WorkerOptions) => Worker;
+}): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
   const served = servedHere.get(path.resolve(dataDir));
   if (served !== undefined) {
@@ -90,34 +101,65 @@ export async function openEmbeddedPostgres(options: { dataDir: string; logger: L
     socketDirectory.remove();
     if (readLock(lockFile)?.pid === process.pid) rmSync(lockFile, { force: true });
   };
-  let thread: PgliteThread | null = null;
+  const socket = path.join(socketDirectory.path, SOCKET_NAME);
+  const init = { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 };
+  const newThread = options.newThread ?? ((url, workerOptions) => new Worker(url, workerOptions));
+  /** When each restart of the thread (see `lost`) began, the earliest first, within RESTART_WINDOW_MS. */
+  const restarts: number[] = [];
+  let restarting: Promise<void> | null = null;
+  let closing = false;
+  /**
+   * The thread ended while serving (a crash: its files are as a killed PostgreSQL leaves them, which
+   * the next open recovers). It is started again, so the pool's next connections reach a database;
+   * past MAX_RESTARTS within RESTART_WINDOW_MS (or while closing) the directory is let go instead,
+   * and queries fail until the process is restarted.
+   */
+  const lost = () => {
+    const now = Date.now();
+    while (restarts.length > 0 && now - restarts[0]! > RESTART_WINDOW_MS) restarts.shift();
+    if (closing || restarts.length >= MAX_RESTARTS) {
+      if (!closing) logger.error({ restarts: restarts.length }, 'the embedded database stopped again: it is not restarted; restart the process');
+      release();
+      return;
+    }
+    restarts.push(now);
+    restarting = (async () => {
+      rmSync(socket, { force: true });
+      try {
+        serving = await startPgliteThread(init, newThread, logger, lost);
+        logger.warn({ socket, origin: serving.origin }, 'embedded database restarted');
+      } catch (error) {
+        logger.error({ err: error }, 'the embedded database could not be restarted');
+        release();
+      }
+    })();
+  };
+  let serving: PgliteThread | null = null;
   try {
-    const socket = path.join(socketDirectory.path, SOCKET_NAME);
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
-    thread = await startPgliteThread(
-      { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 },
-      logger,
-      release, // a thread that died no longer holds the files: another process may open them
-    );
+    serving = await startPgliteThread(init, newThread, logger, lost);
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
     tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
     const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
     writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
     servedHere.set(path.resolve(dataDir), url);
-    logger.info({ socket, origin: thread.origin }, 'embedded database ready');
-    const serving = thread;
+    logger.info({ socket, origin: serving.origin }, 'embedded database ready');
     return {
       url,
       close: async () => {
+        closing = true;
         try {
-          await serving.close();
+          await restarting;
+          await serving!.close();
         } finally {
           release();
         }
       },
     };
   } catch (error) {
-    await thread?.close().catch(() => undefined);
+    closing = true;
+    await restarting; // a thread that died right after its start: its successor is the one to close
+    await serving?.close().catch(() => undefined);
     release();
     throw error;
   }
@@ -134,9 +176,14 @@ interface PgliteThread {
  * once a thread that failed to start has ended). After that, the thread's end before `close()` is the
  * database's: logged as an error, and `lost` called (the pool's connections then fail).
  */
-function startPgliteThread(init: Parameters<typeof pgliteThreadInit>[0], logger: Logger, lost: () => void): Promise<PgliteThread> {
+function startPgliteThread(
+  init: Parameters<typeof pgliteThreadInit>[0],
+  newThread: (url: URL, options: WorkerOptions) => Worker,
+  logger: Logger,
+  lost: () => void,
+): Promise<PgliteThread> {
   return new Promise((resolve, reject) => {
-    const thread = new Worker(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
+    const thread = newThread(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
     let state: 'starting' | 'serving' | 'closing' | 'ended' = 'starting';
     /** What the thread reported: its start's failure, or how its close went (null: closed). */
     let startFailure: Error | null = null;

@@ -13,7 +13,6 @@ import { FederatedSources } from './modules/search/federated-sources.js';
 import { DocumentReader } from './modules/search/document-reader.js';
 import { SearchService } from './modules/search/search.service.js';
 import type { LanguageModel } from './platform/llm/language-model.js';
-import { OpenAiCompatibleModel } from './platform/llm/openai-compatible-model.js';
 import { SourceService } from './modules/sources/source.service.js';
 import { EntityStore } from './modules/sync/entity-store.js';
 import { PushBatchService } from './modules/sync/push-batch.service.js';
@@ -157,7 +156,7 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
       embedder: openEmbedder,
       keywordWeight: hybridKeywordWeight(config),
       federated: new FederatedSources(sources, { orm: database.orm, secretBox, operatorApps, allowPrivateNetworks, logger }, connectorEnvironment),
-      languageModel: languageModel(config),
+      languageModel: await languageModel(config),
       reranker: createReranker(config, logger),
       agenticBudget: { maxIterations: config.agenticMaxIterations, timeoutMs: config.agenticTimeoutSeconds * 1000 },
       logger,
@@ -214,9 +213,13 @@ export async function openCore(config: Config, logger: Logger, options: { migrat
   }
 }
 
-/** The chat model of classic planning, agentic search and legacy answers; null when none is configured. */
-function languageModel(config: Config): LanguageModel | null {
+/**
+ * The chat model of classic planning, agentic search and legacy answers; null when none is configured.
+ * The AI SDK is loaded only then: its modules held ~8 MiB of an idle server's V8 heap otherwise.
+ */
+async function languageModel(config: Config): Promise<LanguageModel | null> {
   if (!config.llmUrl) return null;
+  const { OpenAiCompatibleModel } = await import('./platform/llm/openai-compatible-model.js');
   return new OpenAiCompatibleModel({ baseUrl: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 });
 }
 

@@ -353,10 +353,12 @@ try {
       const connection = (await call('POST', '/source-connections', { short_name: 'postgresql', readable_collection_id: 'bench-postgres', authentication: { credentials: { url: database.url } }, sync_immediately: false })).body;
       await cpuProfile.start();
       cpuAtStart = process.cpuUsage();
+      const pgThreadsAtStart = threadCpu();
       const pgFirst = (await call('POST', `/source-connections/${connection.id}/run`)).body;
       const pgFull = await waitForJob(call, connection.id, pgFirst.id, ['COMPLETED', 'FAILED'], 3_600_000, POLL_MS);
       const pgFullSeconds = jobSeconds(pgFull);
       const pgFullCpu = cpuSeconds(cpuAtStart);
+      const pgFullThreads = threadCpuSince(pgThreadsAtStart);
       await cpuProfile.stop('postgresql-full-sync');
       if (pgFull.status !== 'COMPLETED') throw new Error(`PostgreSQL sync failed: ${pgFull.error}`);
       const pgAgain = (await call('POST', `/source-connections/${connection.id}/run`)).body;
@@ -376,6 +378,7 @@ try {
       const readSeconds = (performance.now() - t0) / 1000;
       console.log(`\nPostgreSQL table: ${rows} rows (~240 bytes of text each), chunks written ${pgFull.chunks_written}`);
       console.log(`full sync:        ${pgFullSeconds.toFixed(1)} s  ${(pgFull.entities_inserted / pgFullSeconds).toFixed(0)} rows/s  (inserted ${pgFull.entities_inserted}; CPU ${pgFullCpu.toFixed(1)} s, ${((pgFullCpu / pgFull.entities_inserted) * 1e6).toFixed(0)} µs a row)`);
+      if (pgFullThreads.length > 0) console.log(`CPU by thread, µs a row: ${perEntity(pgFullThreads, pgFull.entities_inserted)}`);
       console.log(`unchanged resync: ${pgResyncSeconds.toFixed(1)} s  ${(pgResync.entities_skipped / pgResyncSeconds).toFixed(0)} rows/s  (skipped ${pgResync.entities_skipped}, updated ${pgResync.entities_updated})`);
       console.log(`connector reading alone: ${readSeconds.toFixed(1)} s  ${(read / readSeconds).toFixed(0)} rows/s`);
     } finally {

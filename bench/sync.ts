@@ -19,6 +19,7 @@
  * full sync (the server runs in this process), as it goes. `--cpu-profile-dir DIR` writes the main
  * thread's CPU profile of each full sync (stub, PostgreSQL) and of the stub's unchanged re-sync to
  * DIR, for Chrome DevTools or any .cpuprofile reader: the sync's own window, without the start-up and the floor.
+ * The server syncs in batches of its default size (CATCHMENT_SYNC_BATCH_SIZE), or `--batch-size N`.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     'search-breakdown': { type: 'boolean', default: false },
     'cpu-profile-dir': { type: 'string' },
     'heap-profile-dir': { type: 'string' },
+    'batch-size': { type: 'string' },
   },
 });
 const count = Number(values.entities);
@@ -158,7 +160,7 @@ const QUERIES = ['vector search index', 'customer revenue growth', 'clinical tri
 const server = await startTestServer({
   deployment: 'embedded',
   // The stub's folders add a tenth to the count: a million entities passes the default guardrail (1,000,000) otherwise.
-  env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0', CATCHMENT_SYNC_BATCH_SIZE: '2000', CATCHMENT_LOG_LEVEL: 'warn', CATCHMENT_SYNC_MAX_ENTITIES: String(Math.max(1_000_000, count * 2)) },
+  env: { CATCHMENT_RATE_LIMIT_REQUESTS: '0', ...(values['batch-size'] ? { CATCHMENT_SYNC_BATCH_SIZE: values['batch-size'] } : {}), CATCHMENT_LOG_LEVEL: 'warn', CATCHMENT_SYNC_MAX_ENTITIES: String(Math.max(1_000_000, count * 2)) },
 });
 try {
   const call = api(server.url, server.apiKey);

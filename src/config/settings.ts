@@ -350,9 +350,9 @@ export const settings = {
   },
   syncBatchSize: {
     env: 'CATCHMENT_SYNC_BATCH_SIZE',
-    default: 500,
+    default: 2000,
     parse: integer(1, 100_000),
-    description: 'Entities the pipeline hashes, embeds and writes per batch (each batch is committed).',
+    description: 'Entities the pipeline hashes, embeds and writes per batch (each batch is committed); a batch also ends at 4 MiB of text and files, or after 250 ms of waiting for its source.',
   },
   syncMaxEntities: {
     env: 'CATCHMENT_SYNC_MAX_ENTITIES',

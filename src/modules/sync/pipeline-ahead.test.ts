@@ -8,7 +8,7 @@ import { type BlobStore, FileBlobStore } from '../../platform/blobs/blob-store.j
 import type { Embedder } from '../../platform/embeddings/embedder.js';
 import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
-import { SyncPipeline } from './pipeline.js';
+import { BATCH_BYTES, SyncPipeline } from './pipeline.js';
 import { MemoryEntities, ScriptedIndex } from './pipeline-testing.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 
@@ -272,6 +272,15 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     // The second batch failed as the third was read: the source is read no further.
     expect(failingRead.count).toBeLessThanOrEqual(3 * batchSize);
     expect(failing.upserted).toEqual(firstOfEachBatch(1));
+  });
+
+  test('a batch of large entities ends at BATCH_BYTES of text, before its count', async () => {
+    const index = new ScriptedIndex({});
+    // 1 MiB of text each (as UTF-16): four make a batch, whatever the count allows.
+    const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), text: `word${i} `.repeat(100_000).slice(0, BATCH_BYTES / 8) });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 1, batchSize: 12, entity: large });
+    expect(await run.running).toMatchObject({ inserted: 12 });
+    expect(index.added).toEqual(['stub-0', 'stub-4', 'stub-8']);
   });
 
   test('stored hashes that come while a large batch is hashed leave its changed entities in the source order', async () => {

@@ -36,6 +36,19 @@ function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {
 export const PROGRESS_INTERVAL_MS = 250;
 
 /**
+ * Text and file bytes (text as UTF-16) at which a batch being read ends before its count
+ * (CATCHMENT_SYNC_BATCH_SIZE): the text of 2,000 entities of 1 KB. A batch of small entities ends at
+ * its count; one of large ones (documents of tens of KB, files) at this, so that a larger count does
+ * not multiply what one batch holds through its stages.
+ */
+export const BATCH_BYTES = 4 * 2 ** 20;
+
+/** What an item adds to its batch against BATCH_BYTES. */
+function itemBytes(item: SourceItem): number {
+  return 'entityId' in item ? item.text.length * 2 + (item.file?.bytes.byteLength ?? 0) : 0;
+}
+
+/**
  * Pulls a source run through hashing, chunking, embedding and the enabled handlers (vector index,
  * raw data store, entity table), batch by batch, in order. Later batches are read and embedded while
  * earlier ones are written (see run); a cancelled or killed run keeps the batches it committed.
@@ -125,14 +138,17 @@ export class SyncPipeline {
     };
     try {
       let batch: SourceItem[] = [];
+      let batchBytes = 0;
       let batchStarted = Date.now();
       for await (const item of run.source.items) {
         if (batch.length === 0) batchStarted = Date.now();
         batch.push(item);
+        batchBytes += itemBytes(item);
         // A slow source flushes a part-filled batch, so progress shows while it is read, not once per batch.
-        if (batch.length >= this.deps.batchSize || Date.now() - batchStarted >= PROGRESS_INTERVAL_MS) {
+        if (batch.length >= this.deps.batchSize || batchBytes >= BATCH_BYTES || Date.now() - batchStarted >= PROGRESS_INTERVAL_MS) {
           await flush(batch);
           batch = [];
+          batchBytes = 0;
         }
       }
       if (batch.length) await flush(batch);

@@ -241,7 +241,6 @@ const server = await startTestServer({
   dataDir,
   env: {
     CATCHMENT_RATE_LIMIT_REQUESTS: '0',
-    CATCHMENT_SYNC_BATCH_SIZE: '2000',
     CATCHMENT_LOG_LEVEL: 'warn',
     ...serverEnv,
     // A reused dataset keeps the key of the run that built it (bootstrap only runs on an empty database).

@@ -19,7 +19,8 @@
  * full sync (the server runs in this process), as it goes. `--cpu-profile-dir DIR` writes the main
  * thread's CPU profile of each full sync (stub, PostgreSQL) and of the stub's unchanged re-sync to
  * DIR, for Chrome DevTools or any .cpuprofile reader: the sync's own window, without the start-up and the floor.
- * The server syncs in batches of its default size (CATCHMENT_SYNC_BATCH_SIZE), or `--batch-size N`.
+ * The server syncs in batches of its default size (CATCHMENT_SYNC_BATCH_SIZE), or `--batch-size N`; the
+ * floor embeds and writes 2,000 entities a call either way.
  *
  *   npm run bench:sync [-- --entities 100000 --postgres-rows 100000]   (--postgres-rows 0 skips it)
  *   npm run bench:sync -- --entities 1000000 --memory-curve --search-every-ms 0 --postgres-rows 0 --no-resync

@@ -216,6 +216,8 @@ test('a database thread that ends while serving is started again on the same fil
     await waitFor(() => restarted() === 1, 30_000);
     expect(await query(embedded.url, 'select x from kept')).toEqual([{ x: 42 }]);
     expect(await orm.em.getConnection().execute('select x from kept')).toEqual([{ x: 42 }]);
+    // The lock names the address again (it named none while the thread started: other processes wait).
+    expect(JSON.parse(readFileSync(path.join(dataDir, 'pglite.json'), 'utf8'))).toEqual({ pid: process.pid, url: embedded.url });
     expect(lines.filter((line) => line.msg === 'the embedded database stopped' && line.level === 50)).toHaveLength(1);
     expect(threads).toHaveLength(2);
 

@@ -95,13 +95,21 @@ export async function openEmbeddedPostgres(options: {
   }
 
   const socketDirectory = privateSocketDirectory(dataDir);
-  /** Lets the directory go: its lock (while it still names this process) and the socket's directory. */
+  let released = false;
+  /**
+   * Lets the directory go, once: its lock (while it still names this process) and the socket's directory.
+   * (Once only: this process may have opened the directory again since, under a lock naming the same pid.)
+   */
   const release = () => {
+    if (released) return;
+    released = true;
     servedHere.delete(path.resolve(dataDir));
     socketDirectory.remove();
     if (readLock(lockFile)?.pid === process.pid) rmSync(lockFile, { force: true });
   };
   const socket = path.join(socketDirectory.path, SOCKET_NAME);
+  const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
+  const writeLock = (lock: Lock) => writeFileSync(lockFile, JSON.stringify(lock), { mode: 0o600 });
   const init = { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 };
   const newThread = options.newThread ?? ((url, workerOptions) => new Worker(url, workerOptions));
   /** When each restart of the thread (see `lost`) began, the earliest first, within RESTART_WINDOW_MS. */
@@ -123,13 +131,21 @@ export async function openEmbeddedPostgres(options: {
       return;
     }
     restarts.push(now);
+    // The lock names no address while the thread starts again: another process finding this pid alive
+    // waits for it (lockOwner) instead of taking the socket's silence for a dead server and the files with it.
+    writeLock({ pid: process.pid, url: null });
     restarting = (async () => {
       rmSync(socket, { force: true });
+      let thread: PgliteThread | null = null;
       try {
-        serving = await startPgliteThread(init, newThread, logger, lost);
-        logger.warn({ socket, origin: serving.origin }, 'embedded database restarted');
+        thread = await startPgliteThread(init, newThread, logger, lost);
+        tightenTree(init.directory); // crash recovery may have written files
+        writeLock({ pid: process.pid, url });
+        serving = thread;
+        logger.warn({ socket, origin: thread.origin }, 'embedded database restarted');
       } catch (error) {
         logger.error({ err: error }, 'the embedded database could not be restarted');
+        await thread?.close().catch(() => undefined);
         release();
       }
     })();
@@ -139,9 +155,8 @@ export async function openEmbeddedPostgres(options: {
     rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
     serving = await startPgliteThread(init, newThread, logger, lost);
     // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
-    tightenTree(path.join(dataDir, PGLITE_DIRECTORY));
-    const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
-    writeFileSync(lockFile, JSON.stringify({ pid: process.pid, url } satisfies Lock), { mode: 0o600 });
+    tightenTree(init.directory);
+    writeLock({ pid: process.pid, url });
     servedHere.set(path.resolve(dataDir), url);
     logger.info({ socket, origin: serving.origin }, 'embedded database ready');
     return {
@@ -158,7 +173,6 @@ export async function openEmbeddedPostgres(options: {
     };
   } catch (error) {
     closing = true;
-    await restarting; // a thread that died right after its start: its successor is the one to close
     await serving?.close().catch(() => undefined);
     release();
     throw error;

@@ -211,13 +211,16 @@ test('a database thread that ends while serving is started again on the same fil
   try {
     await query(embedded.url, 'create table kept (x int); insert into kept values (42)');
     await Promise.all([1, 2, 3].map(() => orm.em.getConnection().execute('select pg_sleep(0.05)')));
+    const lock = () => JSON.parse(readFileSync(path.join(dataDir, 'pglite.json'), 'utf8')) as { pid: number; url: string | null };
     // Ended from outside, as a crash of its WebAssembly would end it.
     await threads[0]!.terminate();
+    // While the thread starts again (a second or more), the lock names no address: another process waits for this one.
+    await waitFor(() => lock().url === null, 1000);
     await waitFor(() => restarted() === 1, 30_000);
     expect(await query(embedded.url, 'select x from kept')).toEqual([{ x: 42 }]);
     expect(await orm.em.getConnection().execute('select x from kept')).toEqual([{ x: 42 }]);
     // The lock names the address again (it named none while the thread started: other processes wait).
-    expect(JSON.parse(readFileSync(path.join(dataDir, 'pglite.json'), 'utf8'))).toEqual({ pid: process.pid, url: embedded.url });
+    expect(lock()).toEqual({ pid: process.pid, url: embedded.url });
     expect(lines.filter((line) => line.msg === 'the embedded database stopped' && line.level === 50)).toHaveLength(1);
     expect(threads).toHaveLength(2);
 

@@ -18,6 +18,7 @@ import { oauthCallbackRouter } from './oauth-callback-route.js';
 import { OAUTH_CALLBACK_PATH } from '../modules/connections/oauth/callback-address.js';
 import { mcpEndpoint } from '../mcp/http.js';
 import { createMcpServer } from '../mcp/server.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from '../shared/json-depth.js';
 
 export const PATHS = { graphql: '/graphql', stream: '/graphql/stream', openapiJson: '/openapi.json', docs: '/docs', mcp: '/mcp' } as const;
 
@@ -94,6 +95,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.use(oauthCallbackRouter(services.oauthCallback, logger));
 
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(refuseDeepJson);
   app.use(authenticate(services.auth));
 
   // MCP (Streamable HTTP): the tools run the same GraphQL operations and services in-process.
@@ -160,6 +162,15 @@ function requestLog(logger: Logger) {
 }
 
 /** Body-parser failures get the contract's shapes; anything else is logged and answered with a bare 500. */
+/** The error type of a body that nests deeper than MAX_JSON_DEPTH (body-parser's own are `entity.*`). */
+const JSON_TOO_DEEP = 'entity.too.deep';
+
+/** Refuses a JSON body nested deeper than MAX_JSON_DEPTH, on every path, before anything walks it (answered as a body that does not parse is). */
+function refuseDeepJson(req: Request, _res: Response, next: NextFunction) {
+  if (nestsDeeperThan(req.body, MAX_JSON_DEPTH)) next(Object.assign(new Error(TOO_DEEP_MESSAGE), { type: JSON_TOO_DEEP, status: 400 }));
+  else next();
+}
+
 function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const type = (error as { type?: string }).type;
@@ -171,10 +182,10 @@ function errorHandler(logger: Logger) {
       res.status(413).json({ detail: 'Request body too large' });
       return;
     }
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      const message = type === 'entity.parse.failed' ? 'JSON decode error' : 'Unsupported body encoding';
+    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported' || type === JSON_TOO_DEEP) {
+      const message = type === 'entity.parse.failed' ? 'JSON decode error' : type === JSON_TOO_DEEP ? TOO_DEEP_MESSAGE : 'Unsupported body encoding';
       if (req.path.startsWith(PATHS.graphql)) res.status(400).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
-      else res.status(422).json({ detail: [{ loc: ['body'], msg: message, type: 'json_invalid' }] });
+      else res.status(422).json({ detail: [{ loc: ['body'], msg: message, type: type === JSON_TOO_DEEP ? 'value_error' : 'json_invalid' }] });
       return;
     }
     // Other request errors the body reader reports (a bad Content-Encoding, an aborted upload…) are the client's.

@@ -1,0 +1,21 @@
+/**
+ * How deep a client's JSON may nest arrays and objects. Code that walks a value by recursion (the
+ * text checks at the transports' doors, JSON.stringify on the way to a jsonb column) overflowed the
+ * stack on a body nested ~10,000 levels deep, a 500. Nothing the API takes nests near this: the
+ * deepest is a pushed entity's `fields` (32 levels, PUSH_LIMITS) inside a request's envelope.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+export const TOO_DEEP_MESSAGE = `JSON nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
+
+/** Whether `value` nests arrays and objects more than `max` levels deep (a scalar is 0, `[]` 1). Walks with a stack of its own: any depth is measured. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { node, depth } = next;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) pending.push({ node: child, depth: depth + 1 });
+  }
+  return false;
+}

@@ -161,7 +161,6 @@ function requestLog(logger: Logger) {
   };
 }
 
-/** Body-parser failures get the contract's shapes; anything else is logged and answered with a bare 500. */
 /** The error type of a body that nests deeper than MAX_JSON_DEPTH (body-parser's own are `entity.*`). */
 const JSON_TOO_DEEP = 'entity.too.deep';
 
@@ -171,6 +170,7 @@ function refuseDeepJson(req: Request, _res: Response, next: NextFunction) {
   else next();
 }
 
+/** Body-parser failures get the contract's shapes; anything else is logged and answered with a bare 500. */
 function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const type = (error as { type?: string }).type;

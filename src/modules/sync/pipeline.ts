@@ -37,7 +37,7 @@ export const PROGRESS_INTERVAL_MS = 250;
 
 /**
  * Text and file bytes (text as UTF-16) at which a batch being read ends before its count
- * (CATCHMENT_SYNC_BATCH_SIZE): the text of 2,000 entities of 1 KB. A batch of small entities ends at
+ * (CATCHMENT_SYNC_BATCH_SIZE): the text of 2,000 entities of ~1,000 characters. A batch of small entities ends at
  * its count; one of large ones (documents of tens of KB, files) at this, so that a larger count does
  * not multiply what one batch holds through its stages.
  */

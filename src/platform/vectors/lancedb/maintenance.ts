@@ -73,7 +73,10 @@ const SCANNED_ROWS_PER_TABLE_ROW = 1.4;
  * synced); so does every search of a process that never writes (`catchment serve` beside a separate
  * `catchment worker`). Scanning costs ~9 µs a row on one thread: 10,000 rows ~90 ms, where
  * bench:sync's searches while 100,000 entities synced (2-core host, a search every 200 ms) took
- * keyword p50 918 ms, hybrid 1,228 ms, against 111 ms for a collection not being written.
+ * keyword p50 918 ms, hybrid 1,228 ms, against 111 ms for a collection not being written. Not
+ * counting the skipped scans (fewer compactions) was measured and not kept: bench:memory's sync
+ * while searching 3,950 / 4,458 against 3,939 / 3,446 entities/s, but searches during it p50
+ * 259–371 against 170–233 ms (the compactions came later and larger), and keyword search found the rows later.
  */
 export const KEYWORD_SCAN_MAX_UNINDEXED_ROWS = 10_000;
 /** Versions older than this are removed when a table is optimized (the default, 7 days, keeps every compacted file). */

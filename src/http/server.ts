@@ -170,6 +170,14 @@ function refuseDeepJson(req: Request, _res: Response, next: NextFunction) {
   else next();
 }
 
+/** Bodies refused before any handler, by error type: what the 422 issue (or GraphQL's 400 message) says. */
+const REFUSED_BODIES = new Map<string | undefined, { msg: string; type: string }>([
+  ['entity.parse.failed', { msg: 'JSON decode error', type: 'json_invalid' }],
+  ['encoding.unsupported', { msg: 'Unsupported body encoding', type: 'json_invalid' }],
+  ['charset.unsupported', { msg: 'Unsupported body encoding', type: 'json_invalid' }],
+  [JSON_TOO_DEEP, { msg: TOO_DEEP_MESSAGE, type: 'value_error' }],
+]);
+
 /** Body-parser failures get the contract's shapes; anything else is logged and answered with a bare 500. */
 function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -182,10 +190,10 @@ function errorHandler(logger: Logger) {
       res.status(413).json({ detail: 'Request body too large' });
       return;
     }
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported' || type === JSON_TOO_DEEP) {
-      const message = type === 'entity.parse.failed' ? 'JSON decode error' : type === JSON_TOO_DEEP ? TOO_DEEP_MESSAGE : 'Unsupported body encoding';
-      if (req.path.startsWith(PATHS.graphql)) res.status(400).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
-      else res.status(422).json({ detail: [{ loc: ['body'], msg: message, type: type === JSON_TOO_DEEP ? 'value_error' : 'json_invalid' }] });
+    const refused = REFUSED_BODIES.get(type);
+    if (refused) {
+      if (req.path.startsWith(PATHS.graphql)) res.status(400).json({ errors: [{ message: refused.msg, extensions: { code: 'BAD_REQUEST' } }] });
+      else res.status(422).json({ detail: [{ loc: ['body'], ...refused }] });
       return;
     }
     // Other request errors the body reader reports (a bad Content-Encoding, an aborted upload…) are the client's.

@@ -14,6 +14,6 @@ test('a value nested to the limit passes, one level more does not; scalars and e
   expect(nestsDeeperThan({ a: [1, { b: [] }] }, 4)).toBe(false);
 });
 
-test('a million levels are measured without overflowing the stack', () => {
+test('a value a million levels deep is told apart without overflowing the stack', () => {
   expect(nestsDeeperThan(nested(1_000_000), MAX_JSON_DEPTH)).toBe(true);
 });

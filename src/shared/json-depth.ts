@@ -8,14 +8,13 @@ export const MAX_JSON_DEPTH = 64;
 
 export const TOO_DEEP_MESSAGE = `JSON nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
 
-/** Whether `value` nests arrays and objects more than `max` levels deep (a scalar is 0, `[]` 1). Walks with a stack of its own: any depth is measured. */
+/**
+ * Whether `value` nests arrays and objects more than `max` levels deep (a scalar is 0, `[]` 1). It
+ * stops descending past `max`, so its own recursion never goes deeper than that, whatever the value.
+ */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: { node: unknown; depth: number }[] = [{ node: value, depth: 0 }];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const { node, depth } = next;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth >= max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) pending.push({ node: child, depth: depth + 1 });
-  }
+  if (value === null || typeof value !== 'object') return false;
+  if (max <= 0) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (nestsDeeperThan(child, max - 1)) return true;
   return false;
 }

@@ -10,6 +10,7 @@ import type { VectorIndex } from '../../platform/vectors/vector-index.js';
 import type { EntityRow, EntityStore } from './entity-store.js';
 import { BATCH_BYTES, SyncPipeline } from './pipeline.js';
 import { MemoryEntities, ScriptedIndex } from './pipeline-testing.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { layerSyncConfigs } from './sync-config-layers.js';
 
 const batchSize = 10;
@@ -91,7 +92,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
    * longer, so a count that would go past it has the time to.
    */
   const settleAt = async (count: () => number, expected: number) => {
-    for (const deadline = Date.now() + 10_000; count() < expected && Date.now() < deadline; ) await settle();
+    await waitFor(() => count() >= expected);
     await settle();
   };
 

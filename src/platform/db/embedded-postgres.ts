@@ -109,13 +109,29 @@ export async function openEmbeddedPostgres(options: {
   };
   const socket = path.join(socketDirectory.path, SOCKET_NAME);
   const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
-  const writeLock = (lock: Lock) => writeFileSync(lockFile, JSON.stringify(lock), { mode: 0o600 });
   const init = { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 };
   const newThread = options.newThread ?? ((url, workerOptions) => new Worker(url, workerOptions));
   /** When each restart of the thread (see `lost`) began, the earliest first, within RESTART_WINDOW_MS. */
   const restarts: number[] = [];
   let restarting: Promise<void> | null = null;
   let closing = false;
+  /**
+   * Starts the thread and serves: the socket a dead thread left removed, the files tightened (PGlite
+   * writes a new database's files, and crash recovery its own, world-readable whatever the umask),
+   * and the lock naming the address. A thread started whose files or lock could not be set is closed.
+   */
+  const startServing = async (): Promise<PgliteThread> => {
+    rmSync(socket, { force: true });
+    const thread = await startPgliteThread(init, newThread, logger, lost);
+    try {
+      tightenTree(init.directory);
+      writeLock(lockFile, { pid: process.pid, url });
+    } catch (error) {
+      await thread.close().catch(() => undefined);
+      throw error;
+    }
+    return thread;
+  };
   /**
    * The thread ended while serving (a crash: its files are as a killed PostgreSQL leaves them, which
    * the next open recovers). It is started again, so the pool's next connections reach a database;
@@ -133,30 +149,21 @@ export async function openEmbeddedPostgres(options: {
     restarts.push(now);
     // The lock names no address while the thread starts again: another process finding this pid alive
     // waits for it (lockOwner) instead of taking the socket's silence for a dead server and the files with it.
-    writeLock({ pid: process.pid, url: null });
-    restarting = (async () => {
-      rmSync(socket, { force: true });
-      let thread: PgliteThread | null = null;
-      try {
-        thread = await startPgliteThread(init, newThread, logger, lost);
-        tightenTree(init.directory); // crash recovery may have written files
-        writeLock({ pid: process.pid, url });
+    writeLock(lockFile, { pid: process.pid, url: null });
+    restarting = startServing().then(
+      (thread) => {
         serving = thread;
         logger.warn({ socket, origin: thread.origin }, 'embedded database restarted');
-      } catch (error) {
+      },
+      (error: unknown) => {
         logger.error({ err: error }, 'the embedded database could not be restarted');
-        await thread?.close().catch(() => undefined);
         release();
-      }
-    })();
+      },
+    );
   };
   let serving: PgliteThread | null = null;
   try {
-    rmSync(socket, { force: true }); // left by a process that died; we hold the lock now
-    serving = await startPgliteThread(init, newThread, logger, lost);
-    // PGlite writes the files of a new database (and some of its caches) world-readable whatever the umask.
-    tightenTree(init.directory);
-    writeLock({ pid: process.pid, url });
+    serving = await startServing(); // we hold the lock now
     servedHere.set(path.resolve(dataDir), url);
     logger.info({ socket, origin: serving.origin }, 'embedded database ready');
     return {
@@ -223,7 +230,7 @@ function startPgliteThread(
         closeOutcome = reply.error === undefined ? null : new Error(reply.error);
         void thread.terminate(); // its files are closed (or could not be): nothing of its own is left to end
       } else if (reply.type === 'log') {
-        logger[reply.level]({ err: reply.error, templateFile: reply.templateFile }, reply.message);
+        logger[reply.level]({ err: reply.error, templateFile: init.templateFile }, reply.message);
       } else if (reply.type === 'failed') {
         startFailure = new Error(reply.message);
         void thread.terminate(); // rejected once it has ended (see `ended`)
@@ -265,9 +272,14 @@ function readLock(file: string): Lock | null {
   }
 }
 
+/** Writes the lock (`wx`: only when there is none). */
+function writeLock(file: string, lock: Lock, flag: 'w' | 'wx' = 'w'): void {
+  writeFileSync(file, JSON.stringify(lock), { flag, mode: 0o600 });
+}
+
 function tryWriteLock(file: string, lock: Lock): boolean {
   try {
-    writeFileSync(file, JSON.stringify(lock), { flag: 'wx', mode: 0o600 });
+    writeLock(file, lock, 'wx');
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;

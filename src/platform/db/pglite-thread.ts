@@ -54,7 +54,7 @@ export type PgliteThreadReply =
   | { type: 'ready'; origin: DatabaseOrigin }
   | { type: 'failed'; message: string }
   | { type: 'closed'; error?: string }
-  | { type: 'log'; level: 'warn' | 'debug'; message: string; error: string; templateFile: string };
+  | { type: 'log'; level: 'warn' | 'debug'; message: string; error: string };
 
 /** Where the opened database came from: the directory's own files, the template, or a new initdb. */
 export type DatabaseOrigin = 'existing' | 'template' | 'initdb';
@@ -64,7 +64,7 @@ export function pgliteThreadInit(options: Omit<PgliteThreadInit, 'kind'>): Pglit
 }
 
 /** The template kept in `file`, or null when there is none (or it cannot be read). */
-export function readTemplate(file: string): Blob | null {
+function readTemplate(file: string): Blob | null {
   try {
     return new Blob([readFileSync(file)]);
   } catch {
@@ -99,7 +99,7 @@ async function openPglite(directory: string, templateFile: string, log: Log): Pr
     try {
       return { db: await PGlite.create(directory, { startParams, loadDataDir: template }), origin: 'template' };
     } catch (error) {
-      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: (error as Error).stack ?? String(error), templateFile });
+      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: (error as Error).stack ?? String(error) });
       rmSync(directory, { recursive: true, force: true });
     }
   }
@@ -108,9 +108,20 @@ async function openPglite(directory: string, templateFile: string, log: Log): Pr
     await keepAsTemplate(db, templateFile);
   } catch (error) {
     // Best effort (a read-only install): the next new database is made by initdb too.
-    log({ type: 'log', level: 'debug', message: 'could not keep the new embedded database as a template', error: String(error), templateFile });
+    log({ type: 'log', level: 'debug', message: 'could not keep the new embedded database as a template', error: String(error) });
   }
   return { db, origin: 'initdb' };
+}
+
+/**
+ * What a start's failure says. PGlite's file system throws Emscripten's ErrnoError, which has no
+ * message, only an errno of Emscripten's own numbering (54: not a directory).
+ */
+function failureReason(error: unknown): string {
+  if (error instanceof Error && error.message) return error.message;
+  const errno = (error as { errno?: unknown } | null)?.errno;
+  if (typeof errno === 'number') return `the database's files could not be opened (Emscripten errno ${errno})`;
+  return String(error);
 }
 
 async function runThread(init: PgliteThreadInit): Promise<void> {
@@ -126,7 +137,7 @@ async function runThread(init: PgliteThreadInit): Promise<void> {
     await server.start();
   } catch (error) {
     await db?.close().catch(() => undefined);
-    reply({ type: 'failed', message: (error as Error).message });
+    reply({ type: 'failed', message: failureReason(error) });
     return;
   }
   const opened = db;

@@ -248,3 +248,35 @@ test('a database thread that ends while serving is started again on the same fil
     await next.close();
   }
 });
+
+test('a close during a restart waits for it and closes the new thread; a restart that fails lets the data directory go', async () => {
+  const dataDir = scratch();
+  const { logger, lines } = capturingLogger('info');
+  const threads: Worker[] = [];
+  let refuseFrom = Number.POSITIVE_INFINITY;
+  const newThread = (url: URL, options: WorkerOptions) => {
+    if (threads.length >= refuseFrom) throw new Error('no thread for you');
+    const thread = new Worker(url, options);
+    threads.push(thread);
+    return thread;
+  };
+  const exited = (thread: Worker) => new Promise((resolve) => thread.once('exit', resolve));
+
+  const first = await openEmbeddedPostgres({ dataDir, logger, join: false, newThread });
+  await threads[0]!.terminate();
+  await waitFor(() => threads.length === 2); // the restart has begun
+  const successorExited = exited(threads[1]!);
+  await first.close();
+  await successorExited;
+  expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+
+  refuseFrom = 3; // the next open's thread is the third; its restart's (a fourth) is refused
+  const second = await openEmbeddedPostgres({ dataDir, logger, join: false, newThread });
+  try {
+    await threads[2]!.terminate();
+    await waitFor(() => lines.some((line) => line.msg === 'the embedded database could not be restarted'));
+    expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+  } finally {
+    await second.close();
+  }
+});

@@ -196,7 +196,32 @@ test('a database its thread cannot open fails the start with its reason and leav
   }
 });
 
-test('a database thread that ends while serving is started again on the same files (committed rows kept, same URL); one that keeps ending lets the data directory go', async () => {
+test('a database thread that never says it is ready fails the start at its timeout, ended, and leaves the data directory free', async () => {
+  const dataDir = scratch();
+  const threads: Worker[] = [];
+  // A thread that hangs in its start, as a PGlite stuck opening its files would.
+  const newThread = () => {
+    const thread = new Worker('setInterval(() => {}, 1000)', { eval: true });
+    threads.push(thread);
+    return thread;
+  };
+  const started = Date.now();
+  const opening = openEmbeddedPostgres({ dataDir, logger, join: false, newThread, startTimeoutMs: 500 });
+  let ended = false;
+  threads[0]!.once('exit', () => (ended = true));
+  await expect(opening).rejects.toThrow('the embedded database did not start within 0.5 s');
+  expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+  expect(ended).toBe(true); // the start rejected once its thread had ended
+  expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
+  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
+  try {
+    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
+  } finally {
+    await embedded.close();
+  }
+});
+
+test('a database thread that ends while serving is started again on the same files (committed rows kept, same URL); one that ends a fourth time within ten minutes lets the data directory go', async () => {
   const dataDir = scratch();
   const { logger, lines } = capturingLogger('info');
   const threads: Worker[] = [];
@@ -225,18 +250,28 @@ test('a database thread that ends while serving is started again on the same fil
     expect(lines.filter((line) => line.msg === 'the embedded database stopped' && line.level === 50)).toHaveLength(1);
     expect(threads).toHaveLength(2);
 
-    // Two more restarts are allowed within the window; the fourth end is not restarted.
-    for (const restarts of [2, 3]) {
+    // Three restarts are allowed within ten minutes: two more six minutes later, then one at eleven
+    // (the first has left the window); the end after it, the fourth in the window, is not restarted.
+    const restartAgain = async (restarts: number) => {
       await threads.at(-1)!.terminate();
       await waitFor(() => restarted() === restarts, 30_000);
-    }
+    };
+    let clockAhead = 0;
+    const realNow = Date.now.bind(Date);
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + clockAhead);
+    clockAhead = 6 * 60_000;
+    await restartAgain(2);
+    await restartAgain(3);
+    clockAhead = 11 * 60_000;
+    await restartAgain(4);
     expect(await query(embedded.url, 'select count(*)::int as n from kept')).toEqual([{ n: 1 }]);
     await threads.at(-1)!.terminate();
     await waitFor(() => lines.some((line) => line.msg.startsWith('the embedded database stopped again')), 10_000);
-    expect(threads).toHaveLength(4);
+    expect(threads).toHaveLength(5);
     expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
     await expect(query(embedded.url, 'select 1')).rejects.toThrow();
   } finally {
+    jest.restoreAllMocks();
     await orm.close(true);
     await embedded.close();
   }

@@ -6,9 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { tightenTree } from '../data-directory.js';
 import type { Logger } from '../logger.js';
-import { threadExecArgv } from '../thread-exec-argv.js';
-import { defaultTemplateFile } from './pglite-template.js';
-import { type DatabaseOrigin, PGLITE_THREAD_URL, pgliteThreadInit, type PgliteThreadReply, type PgliteThreadRequest } from './pglite-thread.js';
+import { threadExecArgv, untilReady } from '../threads.js';
+import { type DatabaseOrigin, PGLITE_THREAD_URL, pgliteThreadInit, type PgliteThreadInit, type PgliteThreadReply, type PgliteThreadRequest } from './pglite-thread.js';
 
 /**
  * The embedded deployment's PostgreSQL: PGlite (WASM Postgres) files under the data directory,
@@ -33,6 +32,12 @@ interface Lock {
   url: string | null;
 }
 
+/**
+ * The longest the database's thread may take to start (a start that hangs holds the open, and a
+ * restart the pool, until it ends), and the longest another process waits for it: a start given up no
+ * later than anyone waits for it never has its files taken from under it. A new database loads its
+ * template in ~2.5 s on a slow 2-core host; initdb (no template) takes ~7 s.
+ */
 const STARTUP_WAIT_MS = 60_000;
 
 /** Restarts of a database thread that ended while serving, within RESTART_WINDOW_MS, after which the directory is let go (see `lost`). */
@@ -67,6 +72,8 @@ export async function openEmbeddedPostgres(options: {
   templateFile?: string;
   /** How the database's thread is made (a test keeps the Worker, to end it as a crash would). */
   newThread?: (url: URL, options: WorkerOptions) => Worker;
+  /** The longest the thread may take to start (STARTUP_WAIT_MS; a test makes one that never does). */
+  startTimeoutMs?: number;
 }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
   const served = servedHere.get(path.resolve(dataDir));
@@ -109,7 +116,7 @@ export async function openEmbeddedPostgres(options: {
   };
   const socket = path.join(socketDirectory.path, SOCKET_NAME);
   const url = `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDirectory.path)}`;
-  const init = { directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile ?? defaultTemplateFile(), socket, maxConnections: 32 };
+  const init = pgliteThreadInit({ directory: path.join(dataDir, PGLITE_DIRECTORY), templateFile: options.templateFile, socket, maxConnections: 32 });
   const newThread = options.newThread ?? ((url, workerOptions) => new Worker(url, workerOptions));
   /** When each restart of the thread (see `lost`) began, the earliest first, within RESTART_WINDOW_MS. */
   const restarts: number[] = [];
@@ -122,7 +129,7 @@ export async function openEmbeddedPostgres(options: {
    */
   const startServing = async (): Promise<PgliteThread> => {
     rmSync(socket, { force: true });
-    const thread = await startPgliteThread(init, newThread, logger, lost);
+    const thread = await startPgliteThread(init, newThread, options.startTimeoutMs ?? STARTUP_WAIT_MS, logger, lost);
     try {
       tightenTree(init.directory);
       writeLock(lockFile, { pid: process.pid, url });
@@ -193,63 +200,57 @@ interface PgliteThread {
 }
 
 /**
- * Starts the database thread and waits until its wire server listens on `init.socket` (rejecting only
- * once a thread that failed to start has ended). After that, the thread's end before `close()` is the
- * database's: logged as an error, and `lost` called (the pool's connections then fail).
+ * Starts the database thread and waits until its wire server listens on `init.socket` (see untilReady:
+ * a failed start rejects once its thread has ended). After that, the thread's end before `close()` is
+ * the database's: logged as an error, and `lost` called (the pool's connections then fail).
  */
-function startPgliteThread(
-  init: Parameters<typeof pgliteThreadInit>[0],
+async function startPgliteThread(
+  init: PgliteThreadInit,
   newThread: (url: URL, options: WorkerOptions) => Worker,
+  startTimeoutMs: number,
   logger: Logger,
   lost: () => void,
 ): Promise<PgliteThread> {
-  return new Promise((resolve, reject) => {
-    const thread = newThread(new URL(PGLITE_THREAD_URL), { workerData: pgliteThreadInit(init), name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
-    let state: 'starting' | 'serving' | 'closing' | 'ended' = 'starting';
-    /** What the thread reported: its start's failure, or how its close went (null: closed). */
-    let startFailure: Error | null = null;
-    let closeOutcome: Error | null | undefined;
-    let closed: () => void = () => {};
-    const whenClosed = new Promise<void>((done) => {
-      closed = done;
-    });
-    const ended = (error: Error) => {
-      if (state === 'ended') return; // 'error' is followed by 'exit'
-      if (state === 'starting') reject(startFailure ?? error);
-      else if (state === 'serving') {
-        logger.error({ err: error }, 'the embedded database stopped');
-        lost();
-      } else if (closeOutcome === undefined) closeOutcome = error; // ended while closing, before saying how the close went
-      state = 'ended';
-      closed();
-    };
-    thread.on('error', ended);
-    thread.on('exit', (code) => ended(new Error(`the embedded database's thread exited with code ${code}`)));
-    thread.on('message', (reply: PgliteThreadReply) => {
-      if (reply.type === 'closed') {
-        closeOutcome = reply.error === undefined ? null : new Error(reply.error);
-        void thread.terminate(); // its files are closed (or could not be): nothing of its own is left to end
-      } else if (reply.type === 'log') {
-        logger[reply.level]({ err: reply.error, templateFile: init.templateFile }, reply.message);
-      } else if (reply.type === 'failed') {
-        startFailure = new Error(reply.message);
-        void thread.terminate(); // rejected once it has ended (see `ended`)
-      } else if (reply.type === 'ready') {
-        state = 'serving';
-        resolve({
-          origin: reply.origin,
-          close: async () => {
-            if (state === 'serving') {
-              state = 'closing';
-              thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
-            }
-            await whenClosed;
-            if (closeOutcome) throw closeOutcome;
-          },
-        });
-      }
-    });
+  const thread = newThread(new URL(PGLITE_THREAD_URL), { workerData: init, name: 'catchment-pglite', execArgv: threadExecArgv(PGLITE_THREAD_URL) });
+  /** How the thread's close went, as it said (null: closed), once it has. */
+  let closeOutcome: Error | null | undefined;
+  thread.on('message', (reply: PgliteThreadReply) => {
+    if (reply.type === 'log') logger[reply.level]({ err: reply.error, templateFile: reply.templateFile }, reply.message);
+    else if (reply.type === 'closed') {
+      closeOutcome = reply.error === undefined ? null : new Error(reply.error);
+      void thread.terminate(); // its files are closed (or could not be): nothing of its own is left to end
+    }
   });
+  const origin = await untilReady<PgliteThreadReply, DatabaseOrigin>(thread, 'the embedded database', startTimeoutMs, (reply: PgliteThreadReply) =>
+    reply.type === 'ready' ? { ready: reply.origin } : reply.type === 'failed' ? { failed: reply.message } : undefined,
+  );
+  let state: 'serving' | 'closing' | 'ended' = 'serving';
+  let closed: () => void = () => {};
+  const whenClosed = new Promise<void>((done) => {
+    closed = done;
+  });
+  const ended = (error: Error) => {
+    if (state === 'ended') return; // 'error' is followed by 'exit'
+    if (state === 'serving') {
+      logger.error({ err: error }, 'the embedded database stopped');
+      lost();
+    } else if (closeOutcome === undefined) closeOutcome = error; // ended while closing, before saying how the close went
+    state = 'ended';
+    closed();
+  };
+  thread.on('error', ended);
+  thread.on('exit', (code) => ended(new Error(`the embedded database's thread exited with code ${code}`)));
+  return {
+    origin,
+    close: async () => {
+      if (state === 'serving') {
+        state = 'closing';
+        thread.postMessage({ type: 'close' } satisfies PgliteThreadRequest);
+      }
+      await whenClosed;
+      if (closeOutcome) throw closeOutcome;
+    },
+  };
 }
 
 /** libpq's socket file name inside the `host` directory (the `pg` driver looks for this name). */

@@ -11,7 +11,9 @@
  * as the compiled `.js`.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 // Types only: the thread loads PGlite itself (runThread), so the main thread, which imports this module
 // for its messages, never loads PGlite's JavaScript (megabytes of it, in the main thread's heap).
@@ -40,8 +42,8 @@ export interface PgliteThreadInit {
   kind: typeof THREAD_KIND;
   /** PGlite's files. */
   directory: string;
-  /** The template a new database starts from (see pglite-template.ts). */
-  templateFile: string;
+  /** The template a new database starts from (see pglite-template.ts): defaultTemplateFile() when not given. */
+  templateFile?: string;
   /** The Unix socket the wire server listens on. */
   socket: string;
   maxConnections: number;
@@ -54,13 +56,25 @@ export type PgliteThreadReply =
   | { type: 'ready'; origin: DatabaseOrigin }
   | { type: 'failed'; message: string }
   | { type: 'closed'; error?: string }
-  | { type: 'log'; level: 'warn' | 'debug'; message: string; error: string };
+  | { type: 'log'; level: 'warn' | 'debug'; message: string; error: string; templateFile: string };
 
 /** Where the opened database came from: the directory's own files, the template, or a new initdb. */
 export type DatabaseOrigin = 'existing' | 'template' | 'initdb';
 
 export function pgliteThreadInit(options: Omit<PgliteThreadInit, 'kind'>): PgliteThreadInit {
   return { kind: THREAD_KIND, ...options };
+}
+
+/**
+ * node_modules/.cache/catchment/pglite-<version>.tar.gz under the package (src/ and dist/ sit at the
+ * same depth), named by the PGlite release its files are of: another one makes its own. Named only
+ * when a new database is made (a module resolution and a file read: not at every start), and never by
+ * a server deployment with DATABASE_URL.
+ */
+export function defaultTemplateFile(): string {
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite'); // …/@electric-sql/pglite/dist/index.cjs
+  const { version } = JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')) as { version: string };
+  return path.join(fileURLToPath(new URL('../../../', import.meta.url)), 'node_modules', '.cache', 'catchment', `pglite-${version}.tar.gz`);
 }
 
 /** The template kept in `file`, or null when there is none (or it cannot be read). */
@@ -90,16 +104,17 @@ type Log = (reply: Extract<PgliteThreadReply, { type: 'log' }>) => void;
  * PGlite on `directory`: an existing database as it is; a new one from the template when there is
  * one, else made by initdb and then kept as the template.
  */
-async function openPglite(directory: string, templateFile: string, log: Log): Promise<{ db: PGlite; origin: DatabaseOrigin }> {
+async function openPglite(directory: string, templateFile: string | undefined, log: Log): Promise<{ db: PGlite; origin: DatabaseOrigin }> {
   const { PGlite } = await import('@electric-sql/pglite');
   const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
   if (existsSync(directory)) return { db: await PGlite.create(directory, { startParams }), origin: 'existing' };
+  templateFile ??= defaultTemplateFile();
   const template = readTemplate(templateFile);
   if (template) {
     try {
       return { db: await PGlite.create(directory, { startParams, loadDataDir: template }), origin: 'template' };
     } catch (error) {
-      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: (error as Error).stack ?? String(error) });
+      log({ type: 'log', level: 'warn', message: 'the template of a new embedded database could not be loaded: the database is made anew', error: (error as Error).stack ?? String(error), templateFile });
       rmSync(directory, { recursive: true, force: true });
     }
   }
@@ -108,7 +123,7 @@ async function openPglite(directory: string, templateFile: string, log: Log): Pr
     await keepAsTemplate(db, templateFile);
   } catch (error) {
     // Best effort (a read-only install): the next new database is made by initdb too.
-    log({ type: 'log', level: 'debug', message: 'could not keep the new embedded database as a template', error: String(error) });
+    log({ type: 'log', level: 'debug', message: 'could not keep the new embedded database as a template', error: String(error), templateFile });
   }
   return { db, origin: 'initdb' };
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
-import { threadExecArgv } from '../thread-exec-argv.js';
+import { threadExecArgv, untilReady } from '../threads.js';
 import type { Embedder } from './embedder.js';
 import { CacheInvalidError, CACHE_FILE_NAME, convertWinkJson, readCache, readCacheHeader, resolveWinkJson, sourceSize, type CacheHeader, type ConversionStats } from './word-vector-cache.js';
 import { BUILTIN_MODEL_NAME, CORE_MODULE_URL, WordVectorModel, workerInit, type ModelLayout, type WorkerReply } from './word-vector-core.js';
@@ -350,30 +350,10 @@ class WorkerPool {
   }
 }
 
-function startWorker(layout: ModelLayout): Promise<Worker> {
-  return new Promise<Worker>((resolve, reject) => {
-    const worker = new Worker(new URL(CORE_MODULE_URL), { workerData: workerInit(layout), name: 'catchment-word-vectors', execArgv: threadExecArgv(CORE_MODULE_URL) });
-    const detach = () => {
-      clearTimeout(timer);
-      worker.off('error', fail);
-      worker.off('exit', exited);
-      worker.off('message', onMessage);
-    };
-    const fail = (error: Error) => {
-      detach();
-      void worker.terminate();
-      reject(error);
-    };
-    const exited = (code: number) => fail(new Error(`word-vector worker exited with code ${code} while starting`));
-    const onMessage = (reply: WorkerReply) => {
-      if (reply.type === 'init-error') fail(new Error(reply.message));
-      if (reply.type !== 'ready') return;
-      detach();
-      resolve(worker);
-    };
-    const timer = setTimeout(() => fail(new Error('word-vector worker did not start in time')), WORKER_START_TIMEOUT_MS);
-    worker.on('error', fail);
-    worker.on('exit', exited);
-    worker.on('message', onMessage);
-  });
+async function startWorker(layout: ModelLayout): Promise<Worker> {
+  const worker = new Worker(new URL(CORE_MODULE_URL), { workerData: workerInit(layout), name: 'catchment-word-vectors', execArgv: threadExecArgv(CORE_MODULE_URL) });
+  await untilReady<WorkerReply, true>(worker, 'a word-vector worker', WORKER_START_TIMEOUT_MS, (reply: WorkerReply) =>
+    reply.type === 'ready' ? { ready: true } : reply.type === 'init-error' ? { failed: reply.message } : undefined,
+  );
+  return worker;
 }

@@ -284,6 +284,16 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     expect(index.added).toEqual(['stub-0', 'stub-4', 'stub-8']);
   });
 
+  test('a batch of entities with large fields ends at BATCH_BYTES of fields, before its count', async () => {
+    const index = new ScriptedIndex({});
+    // Short text, 1 MiB of fields each (nested, as a row's JSON column would be): four make a batch.
+    const half = 'x'.repeat(BATCH_BYTES / 16);
+    const large = (i: number): SourceEntity => ({ ...stubEntity(i, settings), fields: { index: i, body: { parts: [half, half] } } });
+    const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 1, batchSize: 12, entity: large });
+    expect(await run.running).toMatchObject({ inserted: 12 });
+    expect(index.added).toEqual(['stub-0', 'stub-4', 'stub-8']);
+  });
+
   test('stored hashes that come while a large batch is hashed leave its changed entities in the source order', async () => {
     const entities = new MemoryEntities();
     for (let i = 0; i < 1000; i++) entities.rows.set(`stub-${i}`, { entityId: `stub-${i}`, contentHash: 'stale' } as EntityRow);

@@ -1,5 +1,6 @@
 import type { SourceItem } from '../../connectors/connector.js';
 import type { Embedder } from '../../platform/embeddings/embedder.js';
+import { MAX_JSON_DEPTH } from '../../shared/json-depth.js';
 import { EntityGuardrail } from './entity-guardrail.js';
 import { EntityIdSet } from './entity-id-set.js';
 import { BatchStages, type PreparedBatch, type RunIds, vectorsEnabled } from './pipeline-batch.js';
@@ -36,16 +37,32 @@ function heldBytes(batch: Omit<PreparedBatch, 'itemsThrough'>): number {
 export const PROGRESS_INTERVAL_MS = 250;
 
 /**
- * Text and file bytes (text as UTF-16) at which a batch being read ends before its count
+ * Text, fields and file bytes (text as UTF-16) at which a batch being read ends before its count
  * (CATCHMENT_SYNC_BATCH_SIZE): the text of 2,000 entities of ~1,000 characters. A batch of small entities ends at
  * its count; one of large ones (documents of tens of KB, files) at this, so that a larger count does
  * not multiply what one batch holds through its stages.
  */
 export const BATCH_BYTES = 4 * 2 ** 20;
 
-/** What an item adds to its batch against BATCH_BYTES. */
+/** What an item adds to its batch against BATCH_BYTES: its text and fields (UTF-16) and its file. */
 function itemBytes(item: SourceItem): number {
-  return 'entityId' in item ? item.text.length * 2 + (item.file?.bytes.byteLength ?? 0) : 0;
+  return 'entityId' in item ? (item.text.length + valueChars(item.fields, 0)) * 2 + (item.file?.bytes.byteLength ?? 0) : 0;
+}
+
+/**
+ * The characters of a value's strings and keys, and one for any other scalar: what a source's fields
+ * (a row's columns, an API's properties: sometimes large text or JSON) weigh, roughly, without
+ * serializing them at read. Binary values count their bytes. Walked to MAX_JSON_DEPTH levels; what
+ * nests deeper (no source's fields do) counts as one.
+ */
+function valueChars(value: unknown, depth: number): number {
+  if (typeof value === 'string') return value.length;
+  if (value === null || typeof value !== 'object' || depth >= MAX_JSON_DEPTH) return 1;
+  if (ArrayBuffer.isView(value)) return value.byteLength / 2;
+  let chars = 0;
+  if (Array.isArray(value)) for (const element of value) chars += valueChars(element, depth + 1);
+  else for (const [key, property] of Object.entries(value)) chars += key.length + valueChars(property, depth + 1);
+  return chars;
 }
 
 /**

@@ -140,8 +140,8 @@ export const settings = {
   graphqlMaxDepth: {
     env: 'CATCHMENT_GRAPHQL_MAX_DEPTH',
     default: 20,
-    parse: integer(2, 1000),
-    description: 'Most levels of nested fields in one GraphQL operation (the standard introspection query needs 15); deeper ones are refused with QUERY_TOO_COMPLEX.',
+    parse: integer(2, 200),
+    description: 'Most levels of nested fields in one GraphQL operation, at most 200 (the standard introspection query needs 15); deeper ones are refused with QUERY_TOO_COMPLEX.',
   },
   tokenTtlSeconds: {
     env: 'CATCHMENT_TOKEN_TTL_SECONDS',

@@ -1,12 +1,13 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { Request, Response, Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import express from 'express';
-import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, type DocumentNode, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/express';
 import type { GraphQLContext } from '../graphql/context.js';
 import { formatError, STATUS_BY_CODE } from '../graphql/errors.js';
+import { documentNestingRefusal } from '../graphql/document-nesting.js';
 import { operationRefusal, type OperationLimits } from '../graphql/operation-limits.js';
 import { subscribeWhileCredentialsHold } from '../graphql/stream-credentials.js';
 import type { Logger } from '../platform/logger.js';
@@ -85,6 +86,23 @@ function errorLoggingPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
   };
 }
 
+/**
+ * A document nesting too deep for graphql-js to parse is refused before Apollo parses it, as Apollo
+ * answers a parse failure (400, GRAPHQL_PARSE_FAILED): none of Apollo's plugin hooks runs before its
+ * parse and may answer other than 500.
+ */
+function refuseUnparsableNesting(req: Request, res: Response, next: NextFunction): void {
+  const query: unknown = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
+  const refusal = typeof query === 'string' ? documentNestingRefusal(query) : null;
+  if (refusal) res.status(400).json(parseFailure(refusal));
+  else next();
+}
+
+/** A response body of one parse failure, as Apollo formats its own. */
+function parseFailure(error: GraphQLError): { errors: GraphQLFormattedError[] } {
+  return { errors: [formatError(error.toJSON(), error)] };
+}
+
 export interface GraphqlEndpoints {
   /** graphql-sse subscriptions; mount before `router` (GraphQL over SSE, distinct connections). */
   streamHandler: (req: Request, res: Response) => Promise<void>;
@@ -114,6 +132,8 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
     // The same admission as Apollo's, with the variables at hand: refusals are sent as the stream's
     // one result, as graphql-sse sends validation errors. Unparsable queries are left to it.
     onSubscribe: (req, params) => {
+      const nesting = documentNestingRefusal(params.query);
+      if (nesting) return [JSON.stringify(parseFailure(nesting)), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       let document: DocumentNode;
       try {
         document = parse(params.query);
@@ -129,6 +149,7 @@ export async function graphqlEndpoints(schema: GraphQLSchema, services: Services
   });
 
   const router = express.Router();
+  router.use(refuseUnparsableNesting);
   router.use(expressMiddleware(apollo, { context: async ({ res }) => contextFor(res, services) }));
   return {
     streamHandler: sse,

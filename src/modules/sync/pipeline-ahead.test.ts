@@ -35,6 +35,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     batchSize?: number;
     /** Counts the entities the source has yielded. */
     read?: { count: number };
+    signal?: AbortSignal;
   }) {
     let embedded = 0;
     const embedder: Embedder = {
@@ -79,7 +80,7 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
       onIndexOptimized: async () => {
         if (options.marks) options.marks.count++;
       },
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
       onProgress: async () => undefined,
     });
     running.catch(() => undefined);
@@ -292,6 +293,43 @@ describe('the sync pipeline reads and embeds ahead of the index', () => {
     const run = start({ entities: new MemoryEntities(), index, readAheadBytes: 64 * 2 ** 20, batches: 1, batchSize: 12, entity: large });
     expect(await run.running).toMatchObject({ inserted: 12 });
     expect(index.added).toEqual(['stub-0', 'stub-4', 'stub-8']);
+  });
+
+  test('a run cancelled while a batch is prepared reads no further batch from the source', async () => {
+    const entities = new MemoryEntities();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    entities.readHashes = (read) => (read === 1 ? released : Promise.resolve()); // the first batch's preparation waits
+    const cancel = new AbortController();
+    const read = { count: 0 };
+    const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 8, read, signal: cancel.signal });
+    // The second batch is read while the first is prepared; its flush waits for that.
+    await settleAt(() => read.count, 2 * batchSize);
+    cancel.abort();
+    release();
+    await expect(run.running).rejects.toThrow(/aborted/i);
+    expect(read.count).toBeLessThanOrEqual(2 * batchSize + 1);
+  });
+
+  test('a batch whose hashing fails ends the run with its error once its stored hashes have been read, not before', async () => {
+    const entities = new MemoryEntities();
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let readDone = false;
+    entities.readHashes = () => released.then(() => void (readDone = true));
+    // JSON.stringify cannot write a BigInt: the content hash throws.
+    const unhashable = (i: number): SourceEntity => ({ ...stubEntity(i, settings), fields: { size: BigInt(i) } });
+    const run = start({ entities, index: new ScriptedIndex({}), readAheadBytes: 64 * 2 ** 20, batches: 1, entity: unhashable });
+    let settled = false;
+    run.running.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await settle();
+    expect(settled).toBe(false); // hashing has failed, but the read it started is still going
+    release();
+    await expect(run.running).rejects.toThrow(/BigInt/);
+    expect(readDone).toBe(true);
   });
 
   test('stored hashes that come while a large batch is hashed leave its changed entities in the source order', async () => {

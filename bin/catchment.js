@@ -13,12 +13,19 @@ import { buildIsCurrent } from './build-inputs.js';
  * - MALLOC_ARENA_MAX: glibc gives threads that allocate at once arenas of their own (up to 8 per core)
  *   and hands little of them back: with LanceDB's tokio threads, PGlite's and the embedder's, resident
  *   memory grew without end over a long sync. Two arenas keep it flat at the same speed (README, Memory).
- * - MALLOC_MMAP_THRESHOLD_: blocks from 128 KiB up get pages of their own, returned when freed. glibc's
- *   default raises this threshold (to 32 MiB) once such a block is freed, so PGlite's start and V8's
- *   compiling of it left ~100 MiB of freed blocks inside the main heap, which it cannot hand back:
- *   an idle server 288-313 MiB against 382-430 MiB (bench:memory).
+ * - MALLOC_MMAP_THRESHOLD_: blocks from 4 MiB up get pages of their own, returned when freed. glibc's
+ *   default raises this threshold (to 32 MiB) once such a block is freed, which left ~100 MiB of freed
+ *   blocks inside the main heap after PGlite's start when it ran on the main thread: an idle server
+ *   288-313 MiB against 382-430 (bench:memory). At 128 KiB, the value until the database got its own
+ *   thread, every block from 128 KiB up (a sync batch's Arrow buffers, the text encoded for files and
+ *   sockets, LanceDB's buffers) was fresh pages, each 4 KiB a page fault (~6 µs of kernel time on a
+ *   2-core VM). bench:memory, compiled, 100,000 entities with a search every 200 ms, four runs each
+ *   alternated in one sitting, 128 KiB / 4 MiB: 3,716-4,280 / 5,163-6,737 entities/s, server CPU
+ *   35-42 / 22.5-29 s, page faults (the whole benchmark) 1.19-1.32 / 0.56-0.65 million, searches after
+ *   the sync p50 25-50 / 17-30 ms, idle 301-317 / 300-333 MiB, peak 627-682 / 611-683 MiB. 1 MiB synced
+ *   at 4,496-4,548 (two runs); 32 MiB as fast as 4 but peaked at 638-717 MiB (four).
  */
-const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(4 * 2 ** 20) };
 const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
 /**
  * V8 settings, each unless the operator gave it (on the command line, or in NODE_OPTIONS where Node

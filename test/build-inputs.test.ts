@@ -67,9 +67,9 @@ describe('the compiled build (bin/build-inputs.js)', () => {
 
 describe('bin/catchment.js', () => {
   test('restarts itself in place (same pid, same Node options) with its malloc settings and V8 settings, each unless the environment or the Node options set it', async () => {
-    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, semiSpace: process.execArgv.find((option) => option.startsWith('--max-semi-space-size')) ?? null, growing: process.execArgv.find((option) => option.startsWith('--heap-growing-percent')) ?? null, liftoff: process.execArgv.find((option) => option.endsWith('liftoff-only')) ?? null }))`;
+    const probe = `data:text/javascript,console.log(JSON.stringify({ pid: process.pid, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, trimThreshold: process.env.MALLOC_TRIM_THRESHOLD_ ?? null, semiSpace: process.execArgv.find((option) => option.startsWith('--max-semi-space-size')) ?? null, growing: process.execArgv.find((option) => option.startsWith('--heap-growing-percent')) ?? null, liftoff: process.execArgv.find((option) => option.endsWith('liftoff-only')) ?? null }))`;
     const run = (env: Record<string, string>, nodeArguments: string[] = []) =>
-      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null; semiSpace: string | null; growing: string | null; liftoff: string | null }[]>((resolve, reject) => {
+      new Promise<{ pid: number; arenas: string | null; mmapThreshold: string | null; trimThreshold: string | null; semiSpace: string | null; growing: string | null; liftoff: string | null }[]>((resolve, reject) => {
         const child = spawn(process.execPath, [...nodeArguments, '--import', probe, CLI, 'no-such-command'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
         let stdout = '';
         child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -78,21 +78,21 @@ describe('bin/catchment.js', () => {
       });
     const [first, second, ...more] = await run({});
     expect(more).toEqual([]);
-    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, semiSpace: null, growing: null, liftoff: null });
-    const defaults = { arenas: '2', mmapThreshold: '4194304', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50', liftoff: '--liftoff-only' };
+    expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, trimThreshold: null, semiSpace: null, growing: null, liftoff: null });
+    const defaults = { arenas: '2', mmapThreshold: '4194304', trimThreshold: '33554432', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50', liftoff: '--liftoff-only' };
     expect(second).toEqual({ pid: first!.pid, ...defaults });
     const [kept, completed] = await run({ MALLOC_ARENA_MAX: '4' });
     expect(completed).toEqual({ pid: kept!.pid, ...defaults, arenas: '4' });
     // Everything set by the operator: no restart, and the operator's V8 settings stay (`--no-liftoff-only` names the boolean too).
-    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=16' }, ['--heap-growing-percent=100', '--no-liftoff-only'])).toEqual([
-      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null, growing: '--heap-growing-percent=100', liftoff: '--no-liftoff-only' },
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_TRIM_THRESHOLD_: '131072', NODE_OPTIONS: '--max-semi-space-size=16' }, ['--heap-growing-percent=100', '--no-liftoff-only'])).toEqual([
+      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', trimThreshold: '131072', semiSpace: null, growing: '--heap-growing-percent=100', liftoff: '--no-liftoff-only' },
     ]);
     // An option named V8's other way (underscores) is the operator's too.
-    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max_semi_space_size=16' }, ['--heap_growing_percent=100', '--liftoff_only'])).toEqual([
-      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', semiSpace: null, growing: null, liftoff: null },
+    expect(await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_TRIM_THRESHOLD_: '131072', NODE_OPTIONS: '--max_semi_space_size=16' }, ['--heap_growing_percent=100', '--liftoff_only'])).toEqual([
+      { pid: expect.any(Number), arenas: '4', mmapThreshold: '65536', trimThreshold: '131072', semiSpace: null, growing: null, liftoff: null },
     ]);
     // Only the malloc settings set: the restart adds the V8 settings alone.
-    const [before, after] = await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536' });
-    expect(after).toEqual({ pid: before!.pid, ...defaults, arenas: '4', mmapThreshold: '65536' });
+    const [before, after] = await run({ MALLOC_ARENA_MAX: '4', MALLOC_MMAP_THRESHOLD_: '65536', MALLOC_TRIM_THRESHOLD_: '131072' });
+    expect(after).toEqual({ pid: before!.pid, ...defaults, arenas: '4', mmapThreshold: '65536', trimThreshold: '131072' });
   });
 });

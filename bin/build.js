@@ -33,7 +33,8 @@ console.log(`built ${files.length} modules into dist/ in ${Math.round(performanc
 
 // The template new embedded databases start from (src/platform/db/pglite-template.ts), once per PGlite release.
 const template = await import(pathToFileURL(path.join(target, 'platform', 'db', 'pglite-template.js')).href);
-const templateFile = template.defaultTemplateFile();
+const { defaultTemplateFile } = await import(pathToFileURL(path.join(target, 'platform', 'db', 'pglite-thread.js')).href);
+const templateFile = defaultTemplateFile();
 if (!existsSync(templateFile)) {
   const making = performance.now();
   await template.makeTemplate(templateFile);

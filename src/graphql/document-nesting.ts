@@ -3,22 +3,23 @@ import { GraphQLError } from 'graphql';
 /**
  * How deep a GraphQL document may nest braces, brackets and parentheses. graphql-js parses by
  * recursion: a document nesting ~1,500–2,000 levels (objects, lists or selections) overflowed the
- * stack, and the client was told "Maximum call stack size exceeded". A field takes at most two levels
- * (its selection set and an inline fragment's), so CATCHMENT_GRAPHQL_MAX_DEPTH's largest value (200)
- * fits, with an argument's literal (MAX_JSON_DEPTH) beside it.
+ * stack, and the client was told "Maximum call stack size exceeded". A field nests its selection set
+ * one level and an argument's literal (MAX_JSON_DEPTH at most, for variables) a few more, so
+ * CATCHMENT_GRAPHQL_MAX_DEPTH's largest value (200) fits, with an inline fragment in most levels;
+ * only documents nesting fragments in fragments for hundreds of levels reach the limit.
  */
 export const MAX_DOCUMENT_NESTING = 500;
 
 /** The parse failure (GRAPHQL_PARSE_FAILED: the transports answer 400) of a document that nests deeper than MAX_DOCUMENT_NESTING, or null. */
 export function documentNestingRefusal(source: string): GraphQLError | null {
-  if (!nestsDeeperThan(source, MAX_DOCUMENT_NESTING)) return null;
+  if (!bracketsNestDeeperThan(source, MAX_DOCUMENT_NESTING)) return null;
   return new GraphQLError(`Syntax Error: the document nests braces, brackets and parentheses more than ${MAX_DOCUMENT_NESTING} levels deep`, {
     extensions: { code: 'GRAPHQL_PARSE_FAILED' },
   });
 }
 
 /** Whether `source` nests `{`, `[` and `(` more than `max` levels, outside strings and comments: a scan, not a parse. */
-function nestsDeeperThan(source: string, max: number): boolean {
+function bracketsNestDeeperThan(source: string, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < source.length; i++) {
     const char = source[i];

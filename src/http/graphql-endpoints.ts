@@ -89,13 +89,18 @@ function errorLoggingPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
 /**
  * A document nesting too deep for graphql-js to parse is refused before Apollo parses it, as Apollo
  * answers a parse failure (400, GRAPHQL_PARSE_FAILED): none of Apollo's plugin hooks runs before its
- * parse and may answer other than 500.
+ * parse and may answer other than 500. A GET's documents are read from the URL as Apollo reads them
+ * (URLSearchParams), not from Express's `req.query`, whose parser differs from it (a malformed escape,
+ * past 1,000 parameters, `]=` in a value) and would let a document past this check that Apollo parses.
  */
 function refuseUnparsableNesting(req: Request, res: Response, next: NextFunction): void {
-  const query: unknown = req.method === 'GET' ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
-  const refusal = typeof query === 'string' ? documentNestingRefusal(query) : null;
-  if (refusal) res.status(400).json(parseFailure(refusal));
-  else next();
+  const documents: unknown[] =
+    req.method === 'GET' ? new URLSearchParams(req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length)).getAll('query') : [(req.body as { query?: unknown } | undefined)?.query];
+  for (const document of documents) {
+    const refusal = typeof document === 'string' ? documentNestingRefusal(document) : null;
+    if (refusal) return void res.status(400).json(parseFailure(refusal));
+  }
+  next();
 }
 
 /** A response body of one parse failure, as Apollo formats its own. */

@@ -30,6 +30,8 @@ export function untilReady<Message, Ready>(thread: Worker, what: string, timeout
     };
     const fail = (error: Error) => {
       detach();
+      // Errors it still raises while it ends (an uncaught one queued) are of a thread already failed: with no listener they would crash the process.
+      thread.on('error', () => undefined);
       thread.terminate().then(
         () => reject(error),
         () => reject(error),

@@ -50,16 +50,16 @@ function itemBytes(item: SourceItem): number {
 }
 
 /**
- * The characters of a value's strings and keys, and one for any other scalar: what a source's fields
- * (a row's columns, an API's properties: sometimes large text or JSON) weigh, roughly, without
- * serializing them at read. Binary values count their bytes. Walked to MAX_JSON_DEPTH levels; what
- * nests deeper (no source's fields do) counts as one.
+ * The characters of a value's strings and keys, and one for any other scalar and for each array or
+ * object besides its contents: what a source's fields (a row's columns, an API's properties:
+ * sometimes large text or JSON) weigh, roughly, without serializing them at read. Binary values count
+ * their bytes. Walked to MAX_JSON_DEPTH levels; what nests deeper (no source's fields do) counts as one.
  */
 function valueChars(value: unknown, depth: number): number {
   if (typeof value === 'string') return value.length;
   if (value === null || typeof value !== 'object' || depth >= MAX_JSON_DEPTH) return 1;
-  if (ArrayBuffer.isView(value)) return value.byteLength / 2;
-  let chars = 0;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return value.byteLength / 2;
+  let chars = 1;
   if (Array.isArray(value)) for (const element of value) chars += valueChars(element, depth + 1);
   else for (const [key, property] of Object.entries(value)) chars += key.length + valueChars(property, depth + 1);
   return chars;

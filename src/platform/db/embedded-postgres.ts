@@ -32,13 +32,15 @@ interface Lock {
   url: string | null;
 }
 
+/** The longest another process waits for this one's database to start (see lockOwner) before it takes the directory for its own. */
+const STARTUP_WAIT_MS = 60_000;
 /**
- * The longest the database's thread may take to start (a start that hangs holds the open, and a
- * restart the pool, until it ends), and the longest another process waits for it: a start given up no
- * later than anyone waits for it never has its files taken from under it. A new database loads its
+ * The longest the database's thread may take to start: a start that hangs would hold the open (and a
+ * restart the pool) until it ended. Well within STARTUP_WAIT_MS, so a start is given up, and its thread
+ * ended, before another process that found its lock stops waiting for it. A new database loads its
  * template in ~2.5 s on a slow 2-core host; initdb (no template) takes ~7 s.
  */
-const STARTUP_WAIT_MS = 60_000;
+const THREAD_START_TIMEOUT_MS = 45_000;
 
 /** Restarts of a database thread that ended while serving, within RESTART_WINDOW_MS, after which the directory is let go (see `lost`). */
 const MAX_RESTARTS = 3;
@@ -72,7 +74,7 @@ export async function openEmbeddedPostgres(options: {
   templateFile?: string;
   /** How the database's thread is made (a test keeps the Worker, to end it as a crash would). */
   newThread?: (url: URL, options: WorkerOptions) => Worker;
-  /** The longest the thread may take to start (STARTUP_WAIT_MS; a test makes one that never does). */
+  /** The longest the thread may take to start (THREAD_START_TIMEOUT_MS; a test makes one that never does). */
   startTimeoutMs?: number;
 }): Promise<EmbeddedPostgres> {
   const { dataDir, logger } = options;
@@ -129,7 +131,7 @@ export async function openEmbeddedPostgres(options: {
    */
   const startServing = async (): Promise<PgliteThread> => {
     rmSync(socket, { force: true });
-    const thread = await startPgliteThread(init, newThread, options.startTimeoutMs ?? STARTUP_WAIT_MS, logger, lost);
+    const thread = await startPgliteThread(init, newThread, options.startTimeoutMs ?? THREAD_START_TIMEOUT_MS, logger, lost);
     try {
       tightenTree(init.directory);
       writeLock(lockFile, { pid: process.pid, url });

@@ -11,8 +11,6 @@ import { defaultTemplateFile, keepAsTemplate } from './pglite-thread.js';
  * `npm run build` makes it (bin/build.js); a database made without one leaves it for the next.
  */
 
-export { defaultTemplateFile }; // bin/build.js names the template it makes from here
-
 /** Makes the template in `file` from a database of its own, made for it and removed after (bin/build.js). */
 export async function makeTemplate(file = defaultTemplateFile()): Promise<void> {
   const directory = mkdtempSync(path.join(tmpdir(), 'catchment-pglite-template-'));

@@ -286,12 +286,13 @@ class WorkerPool {
 
   static async start(layout: ModelLayout, threads: number, logger?: Logger): Promise<WorkerPool> {
     const pool = new WorkerPool(logger);
-    try {
-      const workers = await Promise.all(Array.from({ length: threads }, () => startWorker(layout)));
-      for (const worker of workers) pool.adopt(worker);
-    } catch (error) {
+    // Every start settled before the pool is used or given up: the workers that did start are adopted, so a failed sibling's close ends them too.
+    const started = await Promise.allSettled(Array.from({ length: threads }, () => startWorker(layout)));
+    for (const start of started) if (start.status === 'fulfilled') pool.adopt(start.value);
+    const failed = started.find((start) => start.status === 'rejected');
+    if (failed) {
       await pool.close();
-      throw error;
+      throw failed.reason;
     }
     return pool;
   }

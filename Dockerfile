@@ -14,7 +14,7 @@ RUN mkdir -p web/dist && npm run --if-present web:build && npm run build
 
 # Runtime stage: production dependencies and the files the process reads, owned by root and run as `node`.
 # MALLOC_ARENA_MAX: two glibc malloc arenas instead of eight per core; MALLOC_MMAP_THRESHOLD_: blocks from
-# 4 MiB up in pages of their own, handed back when freed; MALLOC_TRIM_THRESHOLD_: free memory at the top of
+# 2 MiB up in pages of their own, handed back when freed; MALLOC_TRIM_THRESHOLD_: free memory at the top of
 # the heap and its arenas handed back past 32 MiB (bin/catchment.js sets them too when unset; here
 # they also hold for a process started another way); NODE_OPTIONS caps V8's young generation at 4 MiB per
 # semi-space and the command lets the old generation grow by half between collections and keeps WebAssembly
@@ -26,7 +26,7 @@ ENV NODE_ENV=production \
     PORT=8080 \
     CATCHMENT_DATA_DIR=/data \
     MALLOC_ARENA_MAX=2 \
-    MALLOC_MMAP_THRESHOLD_=4194304 \
+    MALLOC_MMAP_THRESHOLD_=2097152 \
     MALLOC_TRIM_THRESHOLD_=33554432 \
     NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app

@@ -13,24 +13,26 @@ import { buildIsCurrent } from './build-inputs.js';
  * - MALLOC_ARENA_MAX: glibc gives threads that allocate at once arenas of their own (up to 8 per core)
  *   and hands little of them back: with LanceDB's tokio threads, PGlite's and the embedder's, resident
  *   memory grew without end over a long sync. Two arenas keep it flat at the same speed (README, Memory).
- * - MALLOC_MMAP_THRESHOLD_: blocks from 4 MiB up get pages of their own, returned when freed. glibc's
+ * - MALLOC_MMAP_THRESHOLD_: blocks from 2 MiB up get pages of their own, returned when freed. glibc's
  *   default raises this threshold (to 32 MiB) once such a block is freed, which left ~100 MiB of freed
  *   blocks inside the main heap after PGlite's start when it ran on the main thread: an idle server
  *   288-313 MiB against 382-430 (bench:memory). At 128 KiB, the value until the database got its own
  *   thread, every block from 128 KiB up (a sync batch's Arrow buffers, the text encoded for files and
  *   sockets, LanceDB's buffers) was fresh pages, each 4 KiB a page fault (~6 µs of kernel time on a
- *   2-core VM). bench:memory, compiled, 100,000 entities with a search every 200 ms, four runs each
- *   alternated in one sitting, 128 KiB / 4 MiB: 3,716-4,280 / 5,163-6,737 entities/s, server CPU
- *   35-42 / 22.5-29 s, page faults (the whole benchmark) 1.19-1.32 / 0.56-0.65 million, searches after
- *   the sync p50 25-50 / 17-30 ms, idle 301-317 / 300-333 MiB, peak 627-682 / 611-683 MiB. 1 MiB synced
- *   at 4,496-4,548 (two runs); 32 MiB as fast as 4 but peaked at 638-717 MiB (four).
+ *   2-core VM). bench:memory, compiled, 100,000 entities with a search every 200 ms, alternated in one
+ *   sitting (four runs each): 128 KiB 3,716-4,280 entities/s, server CPU 35-42 s, page faults (the
+ *   whole benchmark) 1.19-1.32 million, searches after the sync p50 25-50 ms, idle 301-317 MiB, peak
+ *   627-682 MiB; 4 MiB 5,163-6,737/s, 22.5-29 s, 0.56-0.65 million, 17-30 ms, 300-333, 611-683; 1 MiB
+ *   4,496-4,548/s (two runs); 32 MiB peaked at 638-717 MiB. With the trim threshold below, six runs each
+ *   alternated, 2 MiB / 4 MiB: 4,776-7,023 / 5,542-7,671 entities/s, peak 624-694 / 615-721 MiB
+ *   (4 MiB passed the 700 asked in 3 of 18 runs in all), idle 308-332 / 304-330 MiB: 2 MiB.
  * - MALLOC_TRIM_THRESHOLD_: free memory at the top of the heap and of each arena is handed back once it
  *   passes 32 MiB. Setting the threshold above fixes this one at 128 KiB too, so memory freed there went
- *   back and was faulted in again at the next allocation. Same benchmark, four runs each alternated,
- *   128 KiB / 32 MiB: 4,905-6,361 / 5,791-6,569 entities/s, page faults 0.54-0.69 / 0.44-0.51 million,
- *   peak 619-704 / 630-674 MiB, idle 303-321 / 304-335 MiB, after the sync 568-700 / 611-651 MiB.
+ *   back and was faulted in again at the next allocation. Same benchmark (mmap threshold 4 MiB), four
+ *   runs each alternated, 128 KiB / 32 MiB: 4,905-6,361 / 5,791-6,569 entities/s, page faults
+ *   0.54-0.69 / 0.44-0.51 million, idle 303-321 / 304-335 MiB.
  */
-const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(4 * 2 ** 20), MALLOC_TRIM_THRESHOLD_: String(32 * 2 ** 20) };
+const MALLOC_DEFAULTS = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: String(2 * 2 ** 20), MALLOC_TRIM_THRESHOLD_: String(32 * 2 ** 20) };
 const mallocUnset = Object.entries(MALLOC_DEFAULTS).filter(([name]) => process.env[name] === undefined);
 /**
  * V8 settings, each unless the operator gave it (on the command line, or in NODE_OPTIONS where Node

@@ -79,7 +79,7 @@ describe('bin/catchment.js', () => {
     const [first, second, ...more] = await run({});
     expect(more).toEqual([]);
     expect(first).toEqual({ pid: expect.any(Number), arenas: null, mmapThreshold: null, trimThreshold: null, semiSpace: null, growing: null, liftoff: null });
-    const defaults = { arenas: '2', mmapThreshold: '4194304', trimThreshold: '33554432', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50', liftoff: '--liftoff-only' };
+    const defaults = { arenas: '2', mmapThreshold: '2097152', trimThreshold: '33554432', semiSpace: '--max-semi-space-size=4', growing: '--heap-growing-percent=50', liftoff: '--liftoff-only' };
     expect(second).toEqual({ pid: first!.pid, ...defaults });
     const [kept, completed] = await run({ MALLOC_ARENA_MAX: '4' });
     expect(completed).toEqual({ pid: kept!.pid, ...defaults, arenas: '4' });

@@ -25,7 +25,8 @@ import { buildIsCurrent } from './build-inputs.js';
  *   627-682 MiB; 4 MiB 5,163-6,737/s, 22.5-29 s, 0.56-0.65 million, 17-30 ms, 300-333, 611-683; 1 MiB
  *   4,496-4,548/s (two runs); 32 MiB peaked at 638-717 MiB. With the trim threshold below, six runs each
  *   alternated, 2 MiB / 4 MiB: 4,776-7,023 / 5,542-7,671 entities/s, peak 624-694 / 615-721 MiB
- *   (4 MiB passed the 700 asked in 3 of 18 runs in all), idle 308-332 / 304-330 MiB: 2 MiB.
+ *   (4 MiB passed the 700 asked in 2 of 18 runs with this trim threshold, in 1 of 8 without), idle
+ *   308-332 / 304-330 MiB: 2 MiB.
  * - MALLOC_TRIM_THRESHOLD_: free memory at the top of the heap and of each arena is handed back once it
  *   passes 32 MiB. Setting the threshold above fixes this one at 128 KiB too, so memory freed there went
  *   back and was faulted in again at the next allocation. Same benchmark (mmap threshold 4 MiB), four

@@ -180,20 +180,25 @@ test("the embedded database runs its queries off the main thread: a long one lea
   }
 });
 
-test('a database its thread cannot open fails the start with its reason and leaves the data directory free', async () => {
-  const dataDir = scratch();
-  writeFileSync(path.join(dataDir, 'pglite'), 'not a database directory');
-  // The thread's own reason, not the bare exit that follows it.
-  await expect(openEmbeddedPostgres({ dataDir, logger, join: false })).rejects.toThrow(/could not be opened \(Emscripten errno 54\)/);
+/** A start that failed left `dataDir` free: no lock, and the next open serves on it. */
+async function expectDirectoryFree(dataDir: string): Promise<void> {
   expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
-  // The directory is free: with the files made right, the next start serves.
-  rmSync(path.join(dataDir, 'pglite'));
   const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
   try {
     expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
   } finally {
     await embedded.close();
   }
+}
+
+test('a database its thread cannot open fails the start with its reason and leaves the data directory free', async () => {
+  const dataDir = scratch();
+  writeFileSync(path.join(dataDir, 'pglite'), 'not a database directory');
+  // The thread's own reason, not the bare exit that follows it.
+  await expect(openEmbeddedPostgres({ dataDir, logger, join: false })).rejects.toThrow(/could not be opened \(Emscripten errno 54\)/);
+  // The directory is free: with the files made right, the next start serves.
+  rmSync(path.join(dataDir, 'pglite'));
+  await expectDirectoryFree(dataDir);
 });
 
 test('a database thread that never says it is ready fails the start at its timeout, ended, and leaves the data directory free', async () => {
@@ -212,13 +217,7 @@ test('a database thread that never says it is ready fails the start at its timeo
   await expect(opening).rejects.toThrow('the embedded database did not start within 0.5 s');
   expect(Date.now() - started).toBeGreaterThanOrEqual(500);
   expect(ended).toBe(true); // the start rejected once its thread had ended
-  expect(existsSync(path.join(dataDir, 'pglite.json'))).toBe(false);
-  const embedded = await openEmbeddedPostgres({ dataDir, logger, join: false });
-  try {
-    expect(await serverVersion(embedded.url)).toMatch(/PGlite/);
-  } finally {
-    await embedded.close();
-  }
+  await expectDirectoryFree(dataDir);
 });
 
 test('a database thread that ends while serving is started again on the same files (committed rows kept, same URL); one that ends a fourth time within ten minutes lets the data directory go', async () => {

@@ -276,18 +276,21 @@ interface Slot {
   jobs: Map<number, Job>;
 }
 
-/** Worker threads running `word-vector-core`, each holding its own vocabulary index over the shared matrix. */
-class WorkerPool {
+/**
+ * Worker threads running `word-vector-core`, each holding its own vocabulary index over the shared
+ * matrix. Exported for its tests, which start it with workers of their own (`startOne`).
+ */
+export class WorkerPool {
   private readonly slots: Slot[] = [];
   private nextId = 0;
   private closing = false;
 
   private constructor(private readonly logger: Logger | undefined) {}
 
-  static async start(layout: ModelLayout, threads: number, logger?: Logger): Promise<WorkerPool> {
+  static async start(layout: ModelLayout, threads: number, logger?: Logger, startOne: (layout: ModelLayout) => Promise<Worker> = startWorker): Promise<WorkerPool> {
     const pool = new WorkerPool(logger);
     // Every start settled before the pool is used or given up: the workers that did start are adopted, so a failed sibling's close ends them too.
-    const started = await Promise.allSettled(Array.from({ length: threads }, () => startWorker(layout)));
+    const started = await Promise.allSettled(Array.from({ length: threads }, () => startOne(layout)));
     for (const start of started) if (start.status === 'fulfilled') pool.adopt(start.value);
     const failed = started.find((start) => start.status === 'rejected');
     if (failed) {

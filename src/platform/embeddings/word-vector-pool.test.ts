@@ -1,0 +1,54 @@
+import { describe, expect, test } from '@jest/globals';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import type { ModelLayout } from './word-vector-core.js';
+import { WorkerPool } from './word-vector-embedder.js';
+
+/** A thread that stays up until it is terminated (a worker whose start succeeded). */
+function idleWorker(): Worker {
+  return new Worker('setInterval(() => {}, 1 << 30);', { eval: true });
+}
+
+/** Whether `worker` has ended within `ms`. */
+async function endsWithin(worker: Worker, ms: number): Promise<boolean> {
+  if (worker.threadId === -1) return true; // already ended
+  return Promise.race([once(worker, 'exit').then(() => true), sleep(ms).then(() => false)]);
+}
+
+describe('word-vector worker pool', () => {
+  // The pool never reads the layout itself: it hands it to each start.
+  const layout = {} as ModelLayout;
+
+  test('a start where one worker fails ends the workers that did start, and fails with that reason', async () => {
+    const started: Worker[] = [];
+    let calls = 0;
+    const startOne = async () => {
+      calls++;
+      if (calls === 2) throw new Error('second worker failed its start');
+      const worker = idleWorker();
+      await once(worker, 'online');
+      started.push(worker);
+      return worker;
+    };
+    await expect(WorkerPool.start(layout, 3, undefined, startOne)).rejects.toThrow('second worker failed its start');
+    expect(calls).toBe(3);
+    expect(started).toHaveLength(2);
+    // Without the pool's close on a failed start, the two started threads would run on (and hold the process).
+    for (const worker of started) expect(await endsWithin(worker, 5_000)).toBe(true);
+  });
+
+  test('a start where every worker starts keeps them all until close', async () => {
+    const started: Worker[] = [];
+    const pool = await WorkerPool.start(layout, 2, undefined, async () => {
+      const worker = idleWorker();
+      await once(worker, 'online');
+      started.push(worker);
+      return worker;
+    });
+    expect(pool.size).toBe(2);
+    for (const worker of started) expect(await endsWithin(worker, 200)).toBe(false);
+    await pool.close();
+    for (const worker of started) expect(await endsWithin(worker, 5_000)).toBe(true);
+  });
+});

@@ -95,12 +95,18 @@ function errorLoggingPlugin(logger: Logger): ApolloServerPlugin<GraphQLContext> 
  */
 function refuseUnparsableNesting(req: Request, res: Response, next: NextFunction): void {
   const documents: unknown[] =
-    req.method === 'GET' ? new URLSearchParams(req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length)).getAll('query') : [(req.body as { query?: unknown } | undefined)?.query];
+    req.method === 'GET' ? new URLSearchParams(queryStringOf(req.originalUrl)).getAll('query') : [(req.body as { query?: unknown } | undefined)?.query];
   for (const document of documents) {
     const refusal = typeof document === 'string' ? documentNestingRefusal(document) : null;
     if (refusal) return void res.status(400).json(parseFailure(refusal));
   }
   next();
+}
+
+/** What follows the first `?` of a request's URL (empty without one): the part URLSearchParams reads. */
+function queryStringOf(url: string): string {
+  const start = url.indexOf('?');
+  return start === -1 ? '' : url.slice(start + 1);
 }
 
 /** A response body of one parse failure, as Apollo formats its own. */

@@ -32,7 +32,9 @@
  * --breakdown     also times the parts of the raw query (semantic alone, keyword alone, hybrid with
  *                 the sync_id filter searches add while a deleted connection's chunks linger) and the
  *                 REST path's fixed cost (a search of an empty collection: HTTP, auth, facade,
- *                 GraphQL, scope; no index work).
+ *                 GraphQL, scope; no index work), and where a REST search's time goes in the server
+ *                 (bench/rest-spans.ts: HTTP in, the service before and after the index, the index
+ *                 search, HTTP out, and the client's share).
  *
  * Also the CPU time per query (steadier than latencies on a shared host), its main thread's share
  * (the rest is LanceDB's own threads), and the recall of the exact scan (the served IVF index
@@ -57,6 +59,7 @@ import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vect
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, type Api, syncStub } from '../test/support/sync-helpers.js';
 import { HttpLoadGenerator } from './http-load.js';
+import { describeRestSpans, measureRestSpans } from './rest-spans.js';
 import { datasetTextOf, pushZipfCorpus, searchQueries } from './search-corpus.js';
 import { envOption } from './env-option.js';
 import { percentile, timeConcurrently } from './stats.js';
@@ -181,6 +184,17 @@ async function writeResults(file: string, index: VectorIndex, collectionId: stri
   console.log(`results of ${queries.length} queries (3 strategies, 2 pages) written to ${file}`);
 }
 
+/** Instant hybrid searches of the dataset's collection from `loadGenerator`: each body once, `concurrency` at a time. */
+function searchLoad(loadGenerator: HttpLoadGenerator, url: string, apiKey: string) {
+  return (bodies: string[], concurrency: number) =>
+    loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies, concurrency, nonEmpty: 'results' });
+}
+
+/** The request body of each query's first page of hybrid search. */
+function searchBodies(queries: string[]): string[] {
+  return queries.map((query) => JSON.stringify({ query, retrieval_strategy: 'hybrid', limit }));
+}
+
 /**
  * REST with the client in a process of its own (HttpLoadGenerator), against the raw index: blocks of
  * BLOCK queries through REST alternate with the same queries on the raw index (and which goes first),
@@ -192,9 +206,8 @@ async function measureOutOfProcess(queries: string[], rawQuery: (query: string) 
   const BLOCK = 20;
   const loadGenerator = await HttpLoadGenerator.start();
   try {
-    const restLoad = (bodies: string[], concurrency: number) =>
-      loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies, concurrency, nonEmpty: 'results' });
-    const bodies = queries.map((query) => JSON.stringify({ query, retrieval_strategy: 'hybrid', limit }));
+    const restLoad = searchLoad(loadGenerator, url, apiKey);
+    const bodies = searchBodies(queries);
     await restLoad(bodies.slice(0, 30), 1); // warm-up: the generator's JIT and connection
     const latencies = { rest: [] as number[], raw: [] as number[] };
     const cpuMs = { rest: 0, raw: 0 };
@@ -373,6 +386,16 @@ try {
     });
     await call('DELETE', '/collections/bench-empty');
     console.log(`REST fixed cost (empty collection): ${summary(empty.latencies)}`);
+    // Where a search's time goes in the server: the client out of process, one request at a time.
+    const loadGenerator = await HttpLoadGenerator.start();
+    try {
+      const spans = measureRestSpans(server.running.server!, server.running.core.services.search, index);
+      const measured = await searchLoad(loadGenerator, server.url, prepared.apiKey)(searchBodies(queries), 1);
+      console.log('REST search, the client out of process, p50 of each span:');
+      for (const line of describeRestSpans(spans.stop(), measured.latencies)) console.log(line);
+    } finally {
+      await loadGenerator.stop();
+    }
   }
 } catch (error) {
   // A dataset made by an older version may no longer fit what the service expects (index columns, model).

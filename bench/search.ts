@@ -51,6 +51,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { CURRENT_LAYOUT } from '../src/platform/vectors/lancedb/arrow.js';
 import { LanceDbVectorIndex } from '../src/platform/vectors/lancedb/lancedb-index.js';
@@ -182,6 +183,22 @@ async function writeResults(file: string, index: VectorIndex, collectionId: stri
   }
   writeFileSync(file, `${lines.join('\n')}\n`);
   console.log(`results of ${queries.length} queries (3 strategies, 2 pages) written to ${file}`);
+}
+
+/**
+ * The raw index query timed after each pause of `pausesMs` (0: the next turn of the event loop),
+ * the pauses taken in turn query by query so that each sees the same background load.
+ */
+async function rawAfterPauses(queries: string[], pausesMs: number[], rawQuery: (query: string) => Promise<void>) {
+  const latencies = pausesMs.map(() => [] as number[]);
+  for (const [i, query] of queries.entries()) {
+    const pause = i % pausesMs.length;
+    await (pausesMs[pause] === 0 ? nextTurn() : sleep(pausesMs[pause]));
+    const started = performance.now();
+    await rawQuery(query);
+    latencies[pause]!.push(performance.now() - started);
+  }
+  return pausesMs.map((pauseMs, i) => ({ pauseMs, latencies: latencies[i]!.sort((a, b) => a - b) }));
 }
 
 /** Instant hybrid searches of the dataset's collection from `loadGenerator`: each body once, `concurrency` at a time. */
@@ -377,6 +394,10 @@ try {
     console.log(`raw semantic alone:      ${summary(semantic.latencies)}`);
     console.log(`raw keyword alone:       ${summary(keyword.latencies)}`);
     console.log(`raw hybrid + sync_id filter (what searches send while a deleted connection's chunks linger): ${summary(filtered.latencies)}`);
+    // Queries one after another keep LanceDB's threads (and the host's CPUs) awake; a pause before
+    // each, as between a client's requests, lets them sleep, and the query pays their waking.
+    const afterPause = await rawAfterPauses(queries, [0, 1, 3], rawQuery);
+    console.log(`raw hybrid after a pause: ${afterPause.map(({ pauseMs, latencies }) => `${pauseMs} ms before each: ${summary(latencies)}`).join(';  ')}  (interleaved query by query)`);
     // An empty collection: everything of the REST path but the index query and the result shaping.
     await call('DELETE', '/collections/bench-empty'); // left by an interrupted run
     await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });

@@ -32,7 +32,9 @@
  * --breakdown     also times the parts of the raw query (semantic alone, keyword alone, hybrid with
  *                 the sync_id filter searches add while a deleted connection's chunks linger) and the
  *                 REST path's fixed cost (a search of an empty collection: HTTP, auth, facade,
- *                 GraphQL, scope; no index work), and where a REST search's time goes in the server
+ *                 GraphQL, scope; no index work), the raw query after a pause of 0, 1 and 3 ms
+ *                 (whether LanceDB's threads and the host's CPUs, idle between a client's requests,
+ *                 cost a query their waking), and where a REST search's time goes in the server
  *                 (bench/rest-spans.ts: HTTP in, the service before and after the index, the index
  *                 search, HTTP out, and the client's share).
  *
@@ -186,17 +188,21 @@ async function writeResults(file: string, index: VectorIndex, collectionId: stri
 }
 
 /**
- * The raw index query timed after each pause of `pausesMs` (0: the next turn of the event loop),
- * the pauses taken in turn query by query so that each sees the same background load.
+ * The raw index query timed after each pause of `pausesMs` (0: the next turn of the event loop):
+ * every query under every pause, which pause comes first rotating from query to query, so that each
+ * pause times the same queries under the same background load. (Timing each query after one pause
+ * in turn measured the queries instead: searchQueries gives them 2, 3 and 4 words in turn.)
  */
 async function rawAfterPauses(queries: string[], pausesMs: number[], rawQuery: (query: string) => Promise<void>) {
   const latencies = pausesMs.map(() => [] as number[]);
   for (const [i, query] of queries.entries()) {
-    const pause = i % pausesMs.length;
-    await (pausesMs[pause] === 0 ? nextTurn() : sleep(pausesMs[pause]));
-    const started = performance.now();
-    await rawQuery(query);
-    latencies[pause]!.push(performance.now() - started);
+    for (let turn = 0; turn < pausesMs.length; turn++) {
+      const pause = (i + turn) % pausesMs.length;
+      await (pausesMs[pause] === 0 ? nextTurn() : sleep(pausesMs[pause]));
+      const started = performance.now();
+      await rawQuery(query);
+      latencies[pause]!.push(performance.now() - started);
+    }
   }
   return pausesMs.map((pauseMs, i) => ({ pauseMs, latencies: latencies[i]!.sort((a, b) => a - b) }));
 }
@@ -207,9 +213,14 @@ function searchLoad(loadGenerator: HttpLoadGenerator, url: string, apiKey: strin
     loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies, concurrency, nonEmpty: 'results' });
 }
 
-/** The request body of each query's first page of hybrid search. */
+/** The request body of a query's first page of hybrid search. */
+function searchBody(query: string) {
+  return { query, retrieval_strategy: 'hybrid', limit };
+}
+
+/** Each query's searchBody as JSON, for the load generator. */
 function searchBodies(queries: string[]): string[] {
-  return queries.map((query) => JSON.stringify({ query, retrieval_strategy: 'hybrid', limit }));
+  return queries.map((query) => JSON.stringify(searchBody(query)));
 }
 
 /**
@@ -296,7 +307,7 @@ try {
 
   const queries = searchQueries(Number(values.queries), entityCount, datasetTextOf(datasetConfig));
   const search = async (query: string) => {
-    const response = await call('POST', `/collections/${READABLE_ID}/search/instant`, { query, retrieval_strategy: 'hybrid', limit });
+    const response = await call('POST', `/collections/${READABLE_ID}/search/instant`, searchBody(query));
     if (response.status !== 200 || response.body.results.length === 0) throw new Error(`search "${query}" answered ${response.status} with ${JSON.stringify(response.body).slice(0, 200)}`);
   };
   // The same queries on the index, exactly as the service sends them (IndexRetrieval.indexQuery: the
@@ -395,9 +406,9 @@ try {
     console.log(`raw keyword alone:       ${summary(keyword.latencies)}`);
     console.log(`raw hybrid + sync_id filter (what searches send while a deleted connection's chunks linger): ${summary(filtered.latencies)}`);
     // Queries one after another keep LanceDB's threads (and the host's CPUs) awake; a pause before
-    // each, as between a client's requests, lets them sleep, and the query pays their waking.
+    // each, as between a client's requests, lets them sleep: does the query pay their waking?
     const afterPause = await rawAfterPauses(queries, [0, 1, 3], rawQuery);
-    console.log(`raw hybrid after a pause: ${afterPause.map(({ pauseMs, latencies }) => `${pauseMs} ms before each: ${summary(latencies)}`).join(';  ')}  (interleaved query by query)`);
+    console.log(`raw hybrid after a pause: ${afterPause.map(({ pauseMs, latencies }) => `${pauseMs} ms before each: ${summary(latencies)}`).join(';  ')}  (every query after each pause)`);
     // An empty collection: everything of the REST path but the index query and the result shaping.
     await call('DELETE', '/collections/bench-empty'); // left by an interrupted run
     await call('POST', '/collections', { name: 'Bench empty', readable_id: 'bench-empty' });
@@ -410,8 +421,14 @@ try {
     // Where a search's time goes in the server: the client out of process, one request at a time.
     const loadGenerator = await HttpLoadGenerator.start();
     try {
+      const restLoad = searchLoad(loadGenerator, server.url, prepared.apiKey);
+      const bodies = searchBodies(queries);
+      await restLoad(bodies.slice(0, 30), 1); // warm-up: the generator's JIT and connection
       const spans = measureRestSpans(server.running.server!, server.running.core.services.search, index);
-      const measured = await searchLoad(loadGenerator, server.url, prepared.apiKey)(searchBodies(queries), 1);
+      const measured = await restLoad(bodies, 1).catch((error: unknown) => {
+        spans.stop(); // the wrapped methods restored before the error goes on
+        throw error;
+      });
       console.log('REST search, the client out of process, p50 of each span:');
       for (const line of describeRestSpans(spans.stop(), measured.latencies)) console.log(line);
     } finally {

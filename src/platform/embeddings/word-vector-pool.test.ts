@@ -32,9 +32,10 @@ describe('word-vector worker pool', () => {
       return worker;
     };
     await expect(WorkerPool.start(layout, 3, undefined, startOne)).rejects.toThrow('second worker failed its start');
+    // Every start settles before the pool gives up (a Promise.all would reject before the others are online, and fail here)...
     expect(calls).toBe(3);
     expect(started).toHaveLength(2);
-    // Without the pool's close on a failed start, the two started threads would run on (and hold the process).
+    // ...and the started threads are ended: left running, they would hold the process.
     for (const worker of started) expect(await endsWithin(worker, 5_000)).toBe(true);
   });
 

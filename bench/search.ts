@@ -61,7 +61,7 @@ import { vectorIndexPartitions } from '../src/platform/vectors/lancedb/maintenan
 import type { ScoredChunk, VectorIndex, VectorQuery } from '../src/platform/vectors/vector-index.js';
 import { startTestServer, type TestServer } from '../test/support/harness.js';
 import { api, type Api, syncStub } from '../test/support/sync-helpers.js';
-import { HttpLoadGenerator } from './http-load.js';
+import { HttpLoadGenerator, type LoadResult } from './http-load.js';
 import { describeRestSpans, measureRestSpans } from './rest-spans.js';
 import { datasetTextOf, pushZipfCorpus, searchQueries } from './search-corpus.js';
 import { envOption } from './env-option.js';
@@ -207,10 +207,23 @@ async function rawAfterPauses(queries: string[], pausesMs: number[], rawQuery: (
   return pausesMs.map((pauseMs, i) => ({ pauseMs, latencies: latencies[i]!.sort((a, b) => a - b) }));
 }
 
-/** Instant hybrid searches of the dataset's collection from `loadGenerator`: each body once, `concurrency` at a time. */
-function searchLoad(loadGenerator: HttpLoadGenerator, url: string, apiKey: string) {
-  return (bodies: string[], concurrency: number) =>
-    loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies, concurrency, nonEmpty: 'results' });
+/** Instant hybrid searches of the dataset's collection from a load generator: each body once, `concurrency` at a time. */
+type SearchLoad = (bodies: string[], concurrency: number) => Promise<LoadResult>;
+
+/**
+ * Runs `measure` with searches sent from a load generator of its own (HttpLoadGenerator), warmed up
+ * first (the generator's JIT and connection), and stops the generator after.
+ */
+async function withSearchLoad<T>(url: string, apiKey: string, bodies: string[], measure: (restLoad: SearchLoad) => Promise<T>): Promise<T> {
+  const loadGenerator = await HttpLoadGenerator.start();
+  try {
+    const restLoad: SearchLoad = (sent, concurrency) =>
+      loadGenerator.run({ url: `${url}/collections/${READABLE_ID}/search/instant`, headers: { 'x-api-key': apiKey }, bodies: sent, concurrency, nonEmpty: 'results' });
+    await restLoad(bodies.slice(0, 30), 1);
+    return await measure(restLoad);
+  } finally {
+    await loadGenerator.stop();
+  }
 }
 
 /** The request body of a query's first page of hybrid search. */
@@ -232,11 +245,8 @@ function searchBodies(queries: string[]): string[] {
  */
 async function measureOutOfProcess(queries: string[], rawQuery: (query: string) => Promise<void>, url: string, apiKey: string) {
   const BLOCK = 20;
-  const loadGenerator = await HttpLoadGenerator.start();
-  try {
-    const restLoad = searchLoad(loadGenerator, url, apiKey);
-    const bodies = searchBodies(queries);
-    await restLoad(bodies.slice(0, 30), 1); // warm-up: the generator's JIT and connection
+  const bodies = searchBodies(queries);
+  return withSearchLoad(url, apiKey, bodies, async (restLoad) => {
     const latencies = { rest: [] as number[], raw: [] as number[] };
     const cpuMs = { rest: 0, raw: 0 };
     const mainThreadCpuMs = { rest: 0, raw: 0 };
@@ -257,9 +267,7 @@ async function measureOutOfProcess(queries: string[], rawQuery: (query: string) 
     }
     const concurrent = await restLoad([...bodies, ...bodies], clients);
     return { rest: latencies.rest.sort((a, b) => a - b), raw: latencies.raw.sort((a, b) => a - b), cpuMs, mainThreadCpuMs, concurrent, block: BLOCK };
-  } finally {
-    await loadGenerator.stop();
-  }
+  });
 }
 
 const dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : undefined;
@@ -419,11 +427,8 @@ try {
     await call('DELETE', '/collections/bench-empty');
     console.log(`REST fixed cost (empty collection): ${summary(empty.latencies)}`);
     // Where a search's time goes in the server: the client out of process, one request at a time.
-    const loadGenerator = await HttpLoadGenerator.start();
-    try {
-      const restLoad = searchLoad(loadGenerator, server.url, prepared.apiKey);
-      const bodies = searchBodies(queries);
-      await restLoad(bodies.slice(0, 30), 1); // warm-up: the generator's JIT and connection
+    const bodies = searchBodies(queries);
+    await withSearchLoad(server.url, prepared.apiKey, bodies, async (restLoad) => {
       const spans = measureRestSpans(server.running.server!, server.running.core.services.search, index);
       const measured = await restLoad(bodies, 1).catch((error: unknown) => {
         spans.stop(); // the wrapped methods restored before the error goes on
@@ -431,9 +436,7 @@ try {
       });
       console.log('REST search, the client out of process, p50 of each span:');
       for (const line of describeRestSpans(spans.stop(), measured.latencies)) console.log(line);
-    } finally {
-      await loadGenerator.stop();
-    }
+    });
   }
 } catch (error) {
   // A dataset made by an older version may no longer fit what the service expects (index columns, model).

@@ -1,5 +1,6 @@
 import { expect, test } from '@jest/globals';
 import { Worker } from 'node:worker_threads';
+import { endsWithin } from '../../test/support/threads.js';
 import { untilReady } from './threads.js';
 
 type Reply = { type: 'log' } | { type: 'ready'; value: number } | { type: 'failed'; message: string };
@@ -7,14 +8,6 @@ const startReply = (reply: Reply) => (reply.type === 'ready' ? { ready: reply.va
 
 /** A thread running `body`, with `parentPort` in scope. */
 const thread = (body: string) => new Worker(`const { parentPort } = require('node:worker_threads'); ${body}`, { eval: true });
-
-/** Whether `worker` has ended (resolves true on its exit, false if it is still running after `ms`). */
-const endsWithin = (worker: Worker, ms: number) =>
-  new Promise<boolean>((resolve) => {
-    if (worker.threadId === -1) return resolve(true);
-    worker.once('exit', () => resolve(true));
-    setTimeout(() => resolve(false), ms).unref();
-  });
 
 test('a thread is ready with what its ready message reports; other messages before it are passed over, and the thread keeps running', async () => {
   const worker = thread(`parentPort.postMessage({ type: 'log' }); setTimeout(() => parentPort.postMessage({ type: 'ready', value: 7 }), 50); setInterval(() => {}, 1000);`);

@@ -1,19 +1,13 @@
 import { describe, expect, test } from '@jest/globals';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
+import { endsWithin } from '../../../test/support/threads.js';
 import type { ModelLayout } from './word-vector-core.js';
 import { WorkerPool } from './word-vector-embedder.js';
 
 /** A thread that stays up until it is terminated (a worker whose start succeeded). */
 function idleWorker(): Worker {
   return new Worker('setInterval(() => {}, 1 << 30);', { eval: true });
-}
-
-/** Whether `worker` has ended within `ms`. */
-async function endsWithin(worker: Worker, ms: number): Promise<boolean> {
-  if (worker.threadId === -1) return true; // already ended
-  return Promise.race([once(worker, 'exit').then(() => true), sleep(ms).then(() => false)]);
 }
 
 describe('word-vector worker pool', () => {
